@@ -1,0 +1,5 @@
+"""Placeholder until the pitch domain lands."""
+
+from typing import Any
+
+DOMAIN: Any = None

@@ -1,0 +1,5 @@
+"""Placeholder until the retail domain lands."""
+
+from typing import Any
+
+DOMAIN: Any = None

@@ -1,0 +1,67 @@
+"""The model interface every layer speaks: a request, a response, its usage.
+
+It sits at the bottom so that methods (which may call a model only through the client the runner
+hands them) and the scripted agents share it with the runner's provider clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from simulators.protocol import JSON, AssistantTurn, Message
+
+__all__ = ["ModelClient", "ModelRequest", "ModelResponse", "Purpose", "Usage"]
+
+Purpose = Literal["agent", "judge", "method", "probe"]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[Mapping[str, JSON], ...] = ()
+    max_output_tokens: int = 4096
+    purpose: Purpose = "agent"
+    domain: str = ""
+    """The scenario's domain. Real providers ignore it; the offline scripted model plans with it."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reported_cost_usd: float | None = None
+    """The cost the provider reported for this call, when it reports one."""
+
+    def __add__(self, other: Usage) -> Usage:
+        reported = None
+        if self.reported_cost_usd is not None or other.reported_cost_usd is not None:
+            reported = (self.reported_cost_usd or 0.0) + (other.reported_cost_usd or 0.0)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.output_tokens + other.output_tokens,
+            reported,
+        )
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    turn: AssistantTurn
+    usage: Usage
+    cost_usd: float = 0.0
+
+
+class ModelClient(Protocol):
+    """A model as the benchmark sees it: one async call, already rate-limited, budgeted and journaled
+    by whoever built it."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def respond(self, request: ModelRequest) -> ModelResponse: ...

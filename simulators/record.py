@@ -1,0 +1,63 @@
+"""Episode records: what happened in one episode, and how a learning method reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from simulators.protocol import JSON, TaskView
+
+__all__ = ["EpisodeRecord", "Step", "render_record", "score_line"]
+
+
+@dataclass(frozen=True)
+class Step:
+    reasoning: str
+    reply: str
+    action_name: str | None
+    """None when the turn made no executable call (no call, several calls)."""
+    action_arguments: str
+    observation: str
+    note: str = ""
+    """Why no action ran, for `action: NONE [<why>]`."""
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One finished episode as a method may see it: the task view, the steps, the outcome."""
+
+    task: TaskView
+    position: int
+    """Stream position (the task's timestamp) for serving episodes."""
+    steps: tuple[Step, ...]
+    reward: float
+    finish_arguments: Mapping[str, JSON] | None
+    end_reason: str
+
+    @property
+    def score(self) -> int:
+        return round(self.reward * 100)
+
+    def render(self) -> str:
+        return render_record(self)
+
+
+def score_line(reward: float) -> str:
+    return f"Score: {round(reward * 100)}/100."
+
+
+def render_record(record: EpisodeRecord) -> str:
+    parts = [f"INSTRUCTION: {record.task.instruction}", ""]
+    for number, step in enumerate(record.steps, start=1):
+        parts.append(f"[step {number}]")
+        if step.reasoning:
+            parts.append(f"  thought: {step.reasoning}")
+        if step.reply:
+            parts.append(f"  replied: {step.reply}")
+        if step.action_name is None:
+            parts.append(f"  action: NONE [{step.note}]")
+        else:
+            parts.append(f"  action: {step.action_name}({step.action_arguments})")
+        parts.append(f"  observation: {step.observation}")
+    parts.append(score_line(record.reward))
+    return "\n".join(parts)

@@ -1,0 +1,31 @@
+"""Shared test helpers: score a scenario offline with the scripted agent."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+from runner.episode import EpisodeResult, run_episode
+from runner.models.scripted import ScriptedModel
+from simulators.domain import Domain
+from simulators.protocol import Scenario, Task
+
+
+async def run_task(scenario: Scenario, domain: Domain, task: Task, variant: str,
+                   with_bulletin: bool) -> EpisodeResult:
+    model = ScriptedModel(variant, domains={scenario.domain: domain})
+    context = ""
+    if with_bulletin:
+        context = scenario.window_of_position(task.timestamp).oracle_bulletin
+    return await run_episode(task, scenario.environment, domain, model, method_context=context)
+
+
+async def category_scores(scenario: Scenario, domain: Domain, variant: str, with_bulletin: bool,
+                          split: str = "test") -> Mapping[str, float]:
+    """Mean reward x 100 per category over a split, as the benchmark's settings are scored."""
+    rewards: dict[str, list[float]] = defaultdict(list)
+    tasks = scenario.test if split == "test" else scenario.serving
+    for task in tasks:
+        result = await run_task(scenario, domain, task, variant, with_bulletin)
+        rewards[task.category].append(result.grade.reward)
+    return {category: 100 * sum(values) / len(values) for category, values in rewards.items()}
