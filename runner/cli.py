@@ -1,0 +1,192 @@
+"""The `shiftbench` command line.
+
+Every error a user can fix (a typo in a flag or sweep file, a malformed dataset, an unreadable
+journal) ends as one line on stderr naming the file or flag and what to do, with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from methods.registry import METHOD_REGISTRY
+from runner.config import SweepConfig, load_config_file
+from runner.report import build_report, render_csv, render_json, render_markdown, render_text
+from runner.runs import list_runs, render_runs_json, render_runs_text
+from runner.sweep import default_journal, resume_sweep, start_sweep
+from simulators.dataset import load_dataset
+from simulators.errors import ShiftbenchInputError
+from simulators.suite import build_suite, summarize
+
+__all__ = ["main"]
+
+EXIT_BY_STATUS = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "failed": 1}
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="shiftbench", description=(
+        "Run evolving-environment benchmarks for tool-calling agents that learn from experience."))
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_run(commands.add_parser("run", help="start a sweep (default: built-in suite, scripted model, "
+                                             "methods blind and oracle)"))
+    resume = commands.add_parser("resume", help="continue an interrupted run in place")
+    resume.add_argument("run_id")
+    _add_journal(resume)
+    resume.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
+    runs = commands.add_parser("runs", help="list the runs in a journal")
+    runs.add_argument("--json", action="store_true")
+    _add_journal(runs)
+    report = commands.add_parser("report", help="scores, costs and latencies of a run")
+    report.add_argument("run_id")
+    fmt = report.add_mutually_exclusive_group()
+    for flag in ("--json", "--csv", "--md"):
+        fmt.add_argument(flag, action="store_true")
+    _add_journal(report)
+    commands.add_parser("methods", help="list the learning methods")
+    _add_data(commands.add_parser("data", help="build or check a dataset"))
+    return parser
+
+
+def _add_journal(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--journal", type=Path, default=None,
+                        help=f"the journal file (default: {default_journal()})")
+
+
+def _add_run(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--config", type=Path, help="a TOML sweep file; flags override its keys")
+    run.add_argument("--models", type=_names, help="comma-separated, e.g. scripted,scripted:docs")
+    run.add_argument("--methods", type=_names, help=f"comma-separated: {', '.join(sorted(METHOD_REGISTRY))}")
+    run.add_argument("--scenarios", type=_names, help="comma-separated, e.g. retail_l1,banking_l2")
+    run.add_argument("--dataset", help="a dataset directory (default: the built-in suite)")
+    run.add_argument("--seed", type=int, help="seed of the built-in suite (default 0)")
+    run.add_argument("--block-size", type=int, help="serving episodes per learning step (default 1; 12 = reference)")
+    run.add_argument("--concurrency", type=int, help="model calls in flight across the run")
+    run.add_argument("--model-concurrency", type=int, help="model calls in flight per model")
+    run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window")
+    run.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
+    _add_journal(run)
+
+
+def _add_data(data: argparse.ArgumentParser) -> None:
+    actions = data.add_subparsers(dest="data_command", required=True)
+    build = actions.add_parser("build", help="generate the built-in suite")
+    build.add_argument("--out", type=Path, default=Path("data/built/suite"))
+    build.add_argument("--seed", type=int, default=0)
+    check = actions.add_parser("check", help="validate a dataset and print its counts and fingerprint")
+    check.add_argument("dir", type=Path)
+    check.add_argument("--json", action="store_true")
+
+
+_FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenarios", "dataset": "dataset",
+                  "seed": "seed", "block_size": "block_size", "concurrency": "concurrency",
+                  "model_concurrency": "model_concurrency", "pilot": "pilot"}
+
+
+def sweep_config(args: argparse.Namespace) -> SweepConfig:
+    config = load_config_file(args.config) if args.config else SweepConfig()
+    overrides = {f: getattr(args, flag) for flag, f in _FLAG_TO_FIELD.items() if getattr(args, flag) is not None}
+    if overrides.get("dataset"):
+        overrides["dataset"] = str(Path(overrides["dataset"]).resolve())
+    return replace(config, **overrides).validate("flags")
+
+
+def _journal(args: argparse.Namespace, config: SweepConfig | None = None) -> Path:
+    if args.journal is not None:
+        return Path(args.journal).resolve()
+    if config is not None and config.journal:
+        return Path(config.journal).resolve()
+    return default_journal().resolve()
+
+
+def _async(fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
+    try:
+        return anyio.run(fn, *args, backend_options={"use_uvloop": True})
+    except ImportError:
+        return anyio.run(fn, *args)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    config = sweep_config(args)
+    journal = _journal(args, config)
+    outcome = _async(start_sweep, config, journal, args.display)
+    print(render_text(_async(build_report, journal, outcome.run_id)))
+    return EXIT_BY_STATUS.get(outcome.status, 1)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    journal = _journal(args)
+    outcome = _async(resume_sweep, args.run_id, journal, args.display)
+    print(render_text(_async(build_report, journal, outcome.run_id)))
+    return EXIT_BY_STATUS.get(outcome.status, 1)
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    runs = _async(list_runs, _journal(args))
+    print(render_runs_json(runs) if args.json else render_runs_text(runs))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    report = _async(build_report, _journal(args), args.run_id)
+    render = render_json if args.json else render_csv if args.csv else render_markdown if args.md else render_text
+    print(render(report))
+    return 0
+
+
+def _cmd_methods(args: argparse.Namespace) -> int:
+    for spec in METHOD_REGISTRY.values():
+        calls = "extra model calls" if spec.uses_model else "no extra model calls"
+        print(f"{spec.name:<12} {spec.summary}  [{calls}]")
+    return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    if args.data_command == "build":
+        fingerprint = build_suite(args.out, args.seed)
+        print(f"Built the suite (seed {args.seed}) in {args.out}\nfingerprint {fingerprint}")
+        return 0
+    dataset = load_dataset(args.dir)
+    summaries = summarize(dataset)
+    if args.json:
+        payload = {"fingerprint": dataset.fingerprint,
+                   "scenarios": {name: vars(s) for name, s in summaries.items()}}
+        print(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    print(f"{'scenario':<12} {'windows':>7} {'serving':>8} {'test':>6} {'hidden':>7} {'fully_spec':>10}")
+    for name, s in summaries.items():
+        print(f"{name:<12} {s.windows:>7} {s.serving:>8} {s.test:>6} {s.test_hidden:>7} {s.test_fully_specified:>10}")
+    print(f"fingerprint {dataset.fingerprint}")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "report": _cmd_report,
+    "methods": _cmd_methods, "data": _cmd_data,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ShiftbenchInputError as exc:
+        print(f"shiftbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("shiftbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""A sweep's configuration: from flags or a TOML file, validated where it enters, hashed for resume.
+
+The hash covers what decides results (models, methods, scenarios, dataset, block size, seed, pilot),
+not how fast or where they are written (concurrency, journal path, display), so a resumed run may
+change the latter freely.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import tomllib
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from methods.registry import METHOD_REGISTRY
+from simulators.errors import ShiftbenchInputError
+from simulators.protocol import SCENARIOS
+
+__all__ = ["RESULT_KEYS", "SweepConfig", "config_from_json", "config_hash", "load_config_file"]
+
+RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot")
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    models: tuple[str, ...] = ("scripted",)
+    methods: tuple[str, ...] = ("blind", "oracle")
+    scenarios: tuple[str, ...] = SCENARIOS
+    dataset: str = ""
+    """A dataset directory; empty means the built-in suite (built on first use)."""
+    seed: int = 0
+    """Seed of the built-in suite."""
+    block_size: int = 1
+    concurrency: int = 64
+    """Model calls in flight across the run."""
+    model_concurrency: int = 32
+    """Model calls in flight per model."""
+    max_episode_attempts: int = 3
+    """An episode hit by infrastructure failures is re-run this many times before the run stops."""
+    pilot: int = 0
+    """When > 0: only the first N serving and N test tasks of each window."""
+    journal: str = ""
+
+    def validate(self, source: str) -> SweepConfig:
+        """Raise one clear error naming `source` (a file or `flags`) for the first problem found."""
+        _check_names(source, "methods", self.methods, sorted(METHOD_REGISTRY))
+        _check_names(source, "scenarios", self.scenarios, list(SCENARIOS), allow_other=bool(self.dataset))
+        if not self.models:
+            raise ShiftbenchInputError(f"{source}: models is empty; name at least one (e.g. scripted)")
+        for name, value in (("block_size", self.block_size), ("concurrency", self.concurrency),
+                            ("model_concurrency", self.model_concurrency),
+                            ("max_episode_attempts", self.max_episode_attempts)):
+            if value < 1:
+                raise ShiftbenchInputError(f"{source}: {name} must be at least 1, got {value}")
+        if self.pilot < 0:
+            raise ShiftbenchInputError(f"{source}: pilot must be 0 (off) or a positive number of tasks")
+        return self
+
+    def results_view(self) -> dict[str, Any]:
+        view = asdict(self)
+        return {key: view[key] for key in RESULT_KEYS}
+
+
+def config_from_json(text: str) -> SweepConfig:
+    """The config as the journal stored it (lists back to tuples)."""
+    raw: dict[str, Any] = orjson.loads(text)
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    return SweepConfig(**values)
+
+
+def config_hash(config: SweepConfig) -> str:
+    return hashlib.sha256(orjson.dumps(config.results_view(), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _check_names(source: str, key: str, names: tuple[str, ...], known: list[str], allow_other: bool = False) -> None:
+    if not names:
+        raise ShiftbenchInputError(f"{source}: {key} is empty; name at least one of {', '.join(known)}")
+    for name in names:
+        if name in known or allow_other:
+            continue
+        raise ShiftbenchInputError(f"{source}: unknown {key[:-1]} '{name}'{_suggest(name, known)}; "
+                                   f"known: {', '.join(known)}")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ShiftbenchInputError(f"{source}: {key} lists {duplicates} more than once")
+
+
+def _suggest(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
+_TUPLE_KEYS = {"models", "methods", "scenarios"}
+
+
+def load_config_file(path: Path) -> SweepConfig:
+    """A TOML sweep file: top-level keys named as SweepConfig's fields (or under a [sweep] table)."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ShiftbenchInputError(f"{path}: cannot read the sweep file ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ShiftbenchInputError(f"{path}: not valid TOML ({exc})") from exc
+    table = raw.get("sweep", raw) if isinstance(raw.get("sweep"), dict) else raw
+    config = SweepConfig()
+    for key, value in table.items():
+        config = replace(config, **{key: _coerce(path, key, value)})
+    if config.dataset and not Path(config.dataset).is_absolute():
+        config = replace(config, dataset=str((path.parent / config.dataset).resolve()))
+    return config.validate(str(path))
+
+
+def _coerce(path: Path, key: str, value: Any) -> Any:
+    if key not in _FIELD_TYPES:
+        raise ShiftbenchInputError(f"{path}: unknown key '{key}'{_suggest(key, list(_FIELD_TYPES))}; "
+                                   f"known: {', '.join(_FIELD_TYPES)}")
+    if key in _TUPLE_KEYS:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise ShiftbenchInputError(f"{path}: {key} must be a list of names")
+        return tuple(items)
+    expected = int if _FIELD_TYPES[key] in ("int", int) else str
+    if not isinstance(value, expected) or isinstance(value, bool):
+        raise ShiftbenchInputError(f"{path}: {key} must be {'an integer' if expected is int else 'a string'}")
+    return value

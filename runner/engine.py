@@ -1,0 +1,250 @@
+"""Run a batch of streams: serving strictly in order, test sets fanned out, everything journaled.
+
+Per stream (model, method, scenario):
+- serving tasks run block by block (block size 1 by default); a block's episodes run concurrently
+  against the method state frozen before the block; then `learn`, then ONE transaction journals the
+  block's episodes and the method checkpoint. The next block starts only after that commit.
+- when a window's serving part has been learned from, its test set starts against a frozen copy of
+  the method state and runs concurrently with the next window's serving.
+All streams run at once. Resume skips journaled units and restores the journaled method state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import anyio
+import orjson
+
+from methods.base import Method, MethodSetup
+from methods.registry import get_method_spec
+from runner.episode import EpisodeResult, run_episode
+from runner.errors import InfrastructureError, RunAborted
+from runner.journal import Batch, Journal
+from runner.limits import SERVING, TEST, PriorityLimiter
+from runner.models.gate import Gate, GatedModel
+from runner.models.journaled import JournaledModel
+from runner.models.registry import ModelEntry
+from runner.plan import Stream, serving_blocks, window_tasks
+from runner.progress import RunProgress, StreamProgress
+from simulators.domain import Judge
+from simulators.model_api import ModelClient
+from simulators.protocol import JSON, Task
+from simulators.registry import get_domain
+
+__all__ = ["Engine", "StopControl"]
+
+RETRY_PAUSE_S = 2.0
+TEST_EPISODES_IN_FLIGHT = 64
+"""Per test set: enough to keep a provider busy, few enough to keep memory and journal batches small."""
+
+
+@dataclass
+class StopControl:
+    """First Ctrl-C: stop dispatching, let in-flight episodes finish. The caller owns cancellation."""
+
+    requested: bool = False
+    reason: str = ""
+
+    def request(self, reason: str) -> None:
+        if not self.requested:
+            self.requested, self.reason = True, reason
+
+
+@dataclass
+class Engine:
+    run_id: str
+    journal: Journal
+    progress: RunProgress
+    models: dict[str, ModelEntry]
+    block_size: int
+    max_episode_attempts: int
+    concurrency: int
+    model_concurrency: int
+    judge: Judge | None = None
+    stop: StopControl = field(default_factory=StopControl)
+    _gates: dict[str, Gate] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        run_wide = PriorityLimiter(self.concurrency)
+        self.progress.call_limit = self.concurrency
+        self._gates = {name: Gate(run_wide, PriorityLimiter(self.model_concurrency), self.progress)
+                       for name in self.models}
+
+    async def run(self, streams: Sequence[Stream]) -> None:
+        async with anyio.create_task_group() as group:
+            for stream in streams:
+                group.start_soon(self._run_stream, stream)
+
+    # ----------------------------------------------------------------------------------------- stream
+
+    async def _run_stream(self, stream: Stream) -> None:
+        live = self.progress.streams[stream.stream_id]
+        done = await self._done_units(stream)
+        method = self._build_method(stream)
+        restored = await self._checkpoint(stream, "latest")
+        if restored is not None:
+            method.load(restored)
+        window_states: dict[int, JSON] = {}
+        async with anyio.create_task_group() as tests:
+            for window in stream.windows():
+                live.window = window
+                ran = await self._serve_window(stream, method, window, done)
+                if ran is None:
+                    break  # stopping
+                if ran:
+                    window_states[window] = method.state()
+                pending = [t for t in window_tasks(stream.test, window) if stream.unit_id(t) not in done]
+                if pending:
+                    state = await self._window_state(stream, window, window_states)
+                    tests.start_soon(self._run_test_set, stream, state, pending)
+            live.phase = "testing"
+        live.phase = "stopped" if self.stop.requested else "done"
+
+    async def _serve_window(self, stream: Stream, method: Method, window: int, done: set[str]) -> bool | None:
+        """Serve one window's blocks; True if any ran here, None if the run is stopping."""
+        ran = False
+        blocks = serving_blocks(window_tasks(stream.serving, window), self.block_size)
+        for index, block in enumerate(blocks):
+            if all(stream.unit_id(t) in done for t in block):
+                continue
+            if self.stop.requested:
+                return None
+            self.progress.streams[stream.stream_id].phase = "serving"
+            await self._serve_block(stream, method, block, window_end=index == len(blocks) - 1)
+            ran = True
+        return ran
+
+    async def _serve_block(self, stream: Stream, method: Method, block: list[Task], window_end: bool) -> None:
+        contexts = [method.context(t.view()) for t in block]
+        results: list[EpisodeResult | None] = [None] * len(block)
+
+        async def one(i: int) -> None:
+            results[i] = await self._attempt(stream, block[i], contexts[i], SERVING)
+
+        async with anyio.create_task_group() as group:
+            for i in range(len(block)):
+                group.start_soon(one, i)
+        finished = [r for r in results if r is not None]
+        await method.learn([r.record for r in finished])
+        state = orjson.dumps(method.state())
+        batch = Batch()
+        for task, result in zip(block, finished, strict=True):
+            self._episode_rows(batch, stream, task, result)
+        position = block[-1].timestamp
+        batch.add(_CHECKPOINT, (self.run_id, stream.stream_id, "latest", position, state))
+        if window_end:
+            batch.add(_CHECKPOINT, (self.run_id, stream.stream_id, f"window:{block[-1].window}", position, state))
+        await self.journal.commit(batch)
+        self.progress.streams[stream.stream_id].serving_done += len(block)
+
+    # ------------------------------------------------------------------------------------------- tests
+
+    async def _run_test_set(self, stream: Stream, state: JSON, tasks: list[Task]) -> None:
+        frozen = self._build_method(stream)
+        frozen.load(state)
+        limiter = anyio.CapacityLimiter(TEST_EPISODES_IN_FLIGHT)
+        live = self.progress.streams[stream.stream_id]
+
+        async def one(task: Task) -> None:
+            async with limiter:
+                if self.stop.requested:
+                    return
+                result = await self._attempt(stream, task, frozen.context(task.view()), TEST)
+                batch = Batch()
+                self._episode_rows(batch, stream, task, result)
+                await self.journal.commit(batch)
+                live.record_test(task.category, result.grade.reward)
+
+        async with anyio.create_task_group() as group:
+            for task in tasks:
+                group.start_soon(one, task)
+
+    async def _window_state(self, stream: Stream, window: int, here: dict[int, JSON]) -> JSON:
+        """The method state as of the end of `window`'s serving: the last window at or before it that
+        had serving tasks, from this process or from the journal; the initial state if none had."""
+        served = [w for w in stream.windows() if w <= window and window_tasks(stream.serving, w)]
+        if not served:
+            return self._build_method(stream).state()
+        last = served[-1]
+        if last in here:
+            return here[last]
+        state = await self._checkpoint(stream, f"window:{last}")
+        if state is None:
+            raise RunAborted(f"{stream.stream_id}: journal has no checkpoint for window {last}; "
+                             "the journal is damaged, start a new run")
+        return state
+
+    # ---------------------------------------------------------------------------------------- episodes
+
+    async def _attempt(self, stream: Stream, task: Task, context: str, priority: int) -> EpisodeResult:
+        """Run an episode; infrastructure failures re-queue it, a bounded number of times."""
+        domain = get_domain(stream.scenario.domain)
+        for attempt in range(1, self.max_episode_attempts + 1):
+            try:
+                model = self._model(stream, task, priority)
+                return await run_episode(task, stream.scenario.environment, domain, model, context, self.judge)
+            except InfrastructureError as exc:
+                self.progress.episodes_requeued += 1
+                if attempt == self.max_episode_attempts:
+                    raise RunAborted(f"{stream.unit_id(task)}: the model failed {attempt} times "
+                                     f"({type(exc).__name__}: {exc}); resume when the provider is back") from exc
+                await anyio.sleep(RETRY_PAUSE_S * attempt)
+        raise AssertionError("unreachable")
+
+    def _model(self, stream: Stream, task: Task, priority: int) -> ModelClient:
+        entry = self.models[stream.model]
+        client = entry.client
+        if not entry.offline:
+            client = JournaledModel(client, self.journal, self.run_id, stream.unit_id(task), stream.stream_id)
+        return GatedModel(client, self._gates[stream.model], priority)
+
+    def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult) -> None:
+        unit_id = stream.unit_id(task)
+        usage = result.usage
+        batch.add(_EPISODE, (
+            self.run_id, unit_id, stream.stream_id, result.grade.reward, result.grade.judge, task.category,
+            result.turns, result.tool_calls, usage.input_tokens, usage.cached_input_tokens, usage.output_tokens,
+            result.cost_usd, result.latency_s, result.record.end_reason, orjson.dumps(result.record),
+            orjson.dumps(result.grade.details), time.time(),
+        ))
+        batch.add("UPDATE units SET status = 'done', attempts = attempts + 1 WHERE run_id = ? AND unit_id = ?",
+                  (self.run_id, unit_id))
+
+    # ------------------------------------------------------------------------------------------ method
+
+    def _build_method(self, stream: Stream) -> Method:
+        spec = get_method_spec(stream.method)
+        scenario = stream.scenario
+        bulletins = (lambda position: scenario.window_of_position(position).oracle_bulletin) \
+            if spec.sees_bulletin else None
+        client = self.models[stream.model].client if spec.uses_model else None
+        return spec.build(MethodSetup(scenario=scenario.name, domain=scenario.domain, client=client,
+                                      bulletins=bulletins))
+
+    async def _checkpoint(self, stream: Stream, label: str) -> JSON | None:
+        row = await self.journal.fetchone(
+            "SELECT state FROM checkpoints WHERE run_id = ? AND stream_id = ? AND label = ?",
+            (self.run_id, stream.stream_id, label))
+        return None if row is None else orjson.loads(row[0])
+
+    async def _done_units(self, stream: Stream) -> set[str]:
+        rows = await self.journal.fetchall(
+            "SELECT unit_id FROM units WHERE run_id = ? AND stream_id = ? AND status = 'done'",
+            (self.run_id, stream.stream_id))
+        return {row[0] for row in rows}
+
+
+def stream_progress(stream: Stream) -> StreamProgress:
+    return StreamProgress(stream_id=stream.stream_id, model=stream.model, method=stream.method,
+                          scenario=stream.scenario.name, serving_total=len(stream.serving),
+                          test_total=len(stream.test), windows=len(stream.windows()))
+
+
+_CHECKPOINT = ("INSERT OR REPLACE INTO checkpoints (run_id, stream_id, label, position, state) "
+               "VALUES (?, ?, ?, ?, ?)")
+_EPISODE = ("INSERT INTO episodes (run_id, unit_id, stream_id, reward, judge, category, turns, tool_calls, "
+            "input_tokens, cached_input_tokens, output_tokens, cost_usd, latency_s, end_reason, record, "
+            "grade_details, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")

@@ -1,0 +1,83 @@
+"""Every paid model call is journaled, and answered from the response cache when it was paid before.
+
+The cache key covers the run, the unit and the whole request, so a resumed or re-queued episode that
+asks the same questions again replays the answers it already paid for, while a new run (or another
+unit that happens to send the same text) still gets a fresh sample.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict
+
+import orjson
+
+from runner.journal import Batch, Journal
+from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
+from simulators.protocol import AssistantTurn, ToolCall
+
+__all__ = ["JournaledModel", "request_hash"]
+
+
+def request_hash(run_id: str, unit_id: str, model: str, request: ModelRequest) -> str:
+    payload = orjson.dumps({"run": run_id, "unit": unit_id, "model": model, "request": request},
+                           option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _encode(response: ModelResponse) -> bytes:
+    return orjson.dumps(asdict(response))
+
+
+def _decode(raw: bytes) -> ModelResponse:
+    data = orjson.loads(raw)
+    turn = data["turn"]
+    calls = tuple(ToolCall(**c) for c in turn["tool_calls"])
+    return ModelResponse(
+        turn=AssistantTurn(turn["text"], turn["reasoning"], calls, turn["provider_state"]),
+        usage=Usage(**data["usage"]), cost_usd=data["cost_usd"],
+    )
+
+
+class JournaledModel:
+    def __init__(self, inner: ModelClient, journal: Journal, run_id: str, unit_id: str, stream_id: str,
+                 purpose: Purpose = "agent") -> None:
+        self._inner = inner
+        self._journal = journal
+        self._run_id = run_id
+        self._unit_id = unit_id
+        self._stream_id = stream_id
+        self._purpose = purpose
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        key = request_hash(self._run_id, self._unit_id, self.name, request)
+        row = await self._journal.fetchone("SELECT response FROM response_cache WHERE request_hash = ?", (key,))
+        if row is not None:
+            response = _decode(row[0])
+            # Replayed: nothing is paid again; the call is journaled at zero cost for the record.
+            await self._journal.commit(self._call_row(key, response, 0.0, from_cache=True, cost=0.0))
+            return ModelResponse(response.turn, Usage(), 0.0)
+        started = time.monotonic()
+        response = await self._inner.respond(request)
+        batch = self._call_row(key, response, time.monotonic() - started, from_cache=False,
+                               cost=response.cost_usd)
+        batch.add("INSERT OR REPLACE INTO response_cache (request_hash, model, response, created_at) "
+                  "VALUES (?, ?, ?, ?)", (key, self.name, _encode(response), time.time()))
+        await self._journal.commit(batch)
+        return response
+
+    def _call_row(self, key: str, response: ModelResponse, latency: float, from_cache: bool, cost: float) -> Batch:
+        usage = response.usage if not from_cache else Usage()
+        return Batch().add(
+            "INSERT INTO model_calls (run_id, unit_id, stream_id, purpose, model, request_hash, status, attempts, "
+            "from_cache, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, "
+            "latency_s, created_at) VALUES (?, ?, ?, ?, ?, ?, 'ok', 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, int(from_cache),
+             usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens, usage.output_tokens,
+             cost, latency, time.time()),
+        )

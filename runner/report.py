@@ -1,0 +1,489 @@
+"""The report of one run, read from the journal: scores per setting, Avg H / Avg F, tokens, spend, latency.
+
+Scores follow FORMAT.md "Scores and costs": a setting's score is mean reward x 100 over one scenario's
+test episodes of one category, and Avg H / Avg F weigh every setting once whatever its size. A report
+stream is (model, method) over all its scenarios, one leaderboard row; it stays marked partial until
+every planned test unit of every setting is done, so nobody quotes a half-run number as final.
+
+Spend by purpose comes from `model_calls`; a run that journaled no agent calls falls back to the
+episodes' own agent cost, so older or scripted runs still show what the agent spent.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import orjson
+
+from runner.journal import read_only
+from simulators.errors import ShiftbenchInputError
+
+__all__ = [
+    "Costs",
+    "Report",
+    "Setting",
+    "StreamReport",
+    "WindowScore",
+    "build_report",
+    "combine_spend",
+    "percentile",
+    "render_csv",
+    "render_json",
+    "render_markdown",
+    "render_text",
+    "scenario_sort_key",
+    "text_table",
+]
+
+PURPOSES = ("agent", "judge", "method")
+SPECIFIED_DOMAINS = ("retail", "banking")
+"""Avg F covers these domains only: pitch tasks are always hidden-dependent (FORMAT.md)."""
+DOMAIN_ORDER = ("retail", "banking", "pitch")
+
+
+@dataclass(frozen=True)
+class WindowScore:
+    window: int
+    hidden: float | None
+    fully_specified: float | None
+    n: int
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One scenario of a stream. Scores are None when no test task of that category is finished."""
+
+    hidden: float | None
+    fully_specified: float | None
+    n: int
+    planned: int
+    complete: bool
+    windows: list[WindowScore]
+
+
+@dataclass(frozen=True)
+class Costs:
+    agent: float = 0.0
+    judge: float = 0.0
+    method: float = 0.0
+    total: float = 0.0
+
+    @classmethod
+    def of(cls, by_purpose: Mapping[str, float]) -> Costs:
+        # The total keeps any purpose a newer engine may add, so money never goes unreported.
+        return cls(agent=by_purpose.get("agent", 0.0), judge=by_purpose.get("judge", 0.0),
+                   method=by_purpose.get("method", 0.0), total=sum(by_purpose.values()))
+
+    def per(self, tasks: int) -> Costs | None:
+        if tasks <= 0:
+            return None
+        return Costs(self.agent / tasks, self.judge / tasks, self.method / tasks, self.total / tasks)
+
+
+@dataclass(frozen=True)
+class StreamReport:
+    model: str
+    method: str
+    complete: bool
+    avg_h: float | None
+    avg_f: float | None
+    settings: dict[str, Setting]
+    test_done: int
+    test_planned: int
+    episodes: int
+    """Finished episodes, serving included: the denominator of every per-task figure."""
+    input_tokens: int
+    output_tokens: int
+    input_tokens_per_task: float | None
+    output_tokens_per_task: float | None
+    cost_usd: Costs
+    cost_per_task_usd: Costs | None
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+
+
+@dataclass(frozen=True)
+class Report:
+    run_id: str
+    status: str
+    stop_reason: str
+    journal: str
+    created_at: float
+    budget_usd: float | None
+    cost_usd: Costs
+    """Run-wide, including calls no unit or stream claims."""
+    streams: list[StreamReport]
+
+
+# ---------------------------------------------------------------- reading the journal
+
+StreamKey = tuple[str, str]
+
+
+@dataclass
+class _Mean:
+    n: int = 0
+    total: float = 0.0
+
+    def add(self, n: int, total: float) -> None:
+        self.n += n
+        self.total += total
+
+    def score(self) -> float | None:
+        return 100 * self.total / self.n if self.n else None
+
+
+@dataclass
+class _Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: dict[str, float] = field(default_factory=dict)
+
+    def add(self, purpose: str, input_tokens: int, output_tokens: int, cost: float) -> None:
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cost[purpose] = self.cost.get(purpose, 0.0) + cost
+
+
+@dataclass
+class _Rows:
+    run: sqlite3.Row
+    planned: list[sqlite3.Row]
+    scores: list[sqlite3.Row]
+    episodes: list[sqlite3.Row]
+    calls: list[sqlite3.Row]
+
+
+async def build_report(journal_path: Path | str, run_id: str) -> Report:
+    """Read one run from the journal; raise ShiftbenchInputError when the run is not there."""
+    async with read_only(journal_path) as connection:
+        rows = await _fetch(connection, Path(journal_path), run_id)
+    return _assemble(rows, str(journal_path))
+
+
+async def _fetch(connection: aiosqlite.Connection, path: Path, run_id: str) -> _Rows:
+    run = await _one(connection, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+    if run is None:
+        raise ShiftbenchInputError(f"{path}: no run '{run_id}' in this journal; "
+                                   f"`shiftbench runs --journal {path}` lists the runs it holds")
+    params = (run_id,)
+    return _Rows(run=run,
+                 planned=await _all(connection, _PLANNED_SQL, params),
+                 scores=await _all(connection, _SCORES_SQL, params),
+                 episodes=await _all(connection, _EPISODES_SQL, params),
+                 calls=await _all(connection, _CALLS_SQL, (run_id, run_id)))
+
+
+async def _one(connection: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> sqlite3.Row | None:
+    async with connection.execute(sql, params) as cursor:
+        return await cursor.fetchone()
+
+
+async def _all(connection: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> list[sqlite3.Row]:
+    async with connection.execute(sql, params) as cursor:
+        return list(await cursor.fetchall())
+
+
+# Ordered by first planned unit, so streams appear in the order the run configured them.
+_PLANNED_SQL = """
+SELECT model, method, scenario, sum(phase = 'test') AS planned,
+       sum(phase = 'test' AND status = 'done') AS done
+FROM units WHERE run_id = ? GROUP BY model, method, scenario ORDER BY min(rowid)
+"""
+
+_SCORES_SQL = """
+SELECT u.model, u.method, u.scenario, u.window, e.category, count(*) AS n, sum(e.reward) AS total
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ? AND u.phase = 'test'
+GROUP BY u.model, u.method, u.scenario, u.window, e.category
+"""
+
+_EPISODES_SQL = """
+SELECT u.model, u.method, e.latency_s, e.input_tokens, e.output_tokens, e.cost_usd
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ?
+"""
+
+# A call belongs to its unit's stream; calls outside any unit (a method's update) fall back to their
+# stream id, mapped through the units table so model names containing '/' are never split.
+_CALLS_SQL = """
+SELECT coalesce(u.model, s.model) AS model, coalesce(u.method, s.method) AS method, c.purpose,
+       sum(c.input_tokens) AS input_tokens, sum(c.output_tokens) AS output_tokens,
+       sum(c.cost_usd) AS cost_usd
+FROM model_calls c
+LEFT JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
+LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?) s
+       ON s.stream_id = c.stream_id
+WHERE c.run_id = ?
+GROUP BY 1, 2, 3
+"""
+
+
+# ---------------------------------------------------------------- assembling
+
+def _assemble(rows: _Rows, journal: str) -> Report:
+    usage, run_costs = _usage(rows)
+    latencies: dict[StreamKey, list[float]] = defaultdict(list)
+    for row in rows.episodes:
+        latencies[(row["model"], row["method"])].append(row["latency_s"])
+    settings = _settings(rows.planned, rows.scores)
+    streams = [_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, []))
+               for key, scenario_settings in settings.items()]
+    run = rows.run
+    return Report(run_id=run["run_id"], status=run["status"], stop_reason=run["stop_reason"],
+                  journal=journal, created_at=run["created_at"], budget_usd=run["budget_usd"],
+                  cost_usd=Costs.of(run_costs), streams=streams)
+
+
+def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:
+    """Tokens and spend per stream, and spend per purpose for the whole run."""
+    usage: dict[StreamKey, _Usage] = defaultdict(_Usage)
+    run_costs: dict[str, float] = {}
+    calls_have_agent = any(row["purpose"] == "agent" for row in rows.calls)
+    for row in rows.calls:
+        run_costs[row["purpose"]] = run_costs.get(row["purpose"], 0.0) + row["cost_usd"]
+        if row["model"] is not None:
+            usage[(row["model"], row["method"])].add(row["purpose"], row["input_tokens"],
+                                                     row["output_tokens"], row["cost_usd"])
+    if not calls_have_agent:
+        for row in rows.episodes:
+            usage[(row["model"], row["method"])].add("agent", row["input_tokens"],
+                                                     row["output_tokens"], row["cost_usd"])
+        run_costs["agent"] = sum(row["cost_usd"] for row in rows.episodes)
+    return usage, run_costs
+
+
+def combine_spend(calls_by_purpose: Mapping[str, float], episodes_agent_usd: float) -> float:
+    """Total spend of a run under the report's rule: calls by purpose, else the episodes' agent cost."""
+    if "agent" in calls_by_purpose:
+        return sum(calls_by_purpose.values())
+    return sum(calls_by_purpose.values()) + episodes_agent_usd
+
+
+def _settings(planned: list[sqlite3.Row], scores: list[sqlite3.Row]) -> dict[StreamKey, dict[str, Setting]]:
+    windows: dict[tuple[str, str, str], dict[int, dict[str, _Mean]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(_Mean)))
+    for row in scores:
+        windows[(row["model"], row["method"], row["scenario"])][row["window"]][row["category"]].add(
+            row["n"], row["total"])
+    result: dict[StreamKey, dict[str, Setting]] = {}
+    for row in planned:
+        by_window = windows.get((row["model"], row["method"], row["scenario"]), {})
+        result.setdefault((row["model"], row["method"]), {})[row["scenario"]] = _setting(
+            by_window, row["planned"], row["done"])
+    return {key: dict(sorted(value.items(), key=lambda item: scenario_sort_key(item[0])))
+            for key, value in result.items()}
+
+
+def _setting(by_window: Mapping[int, Mapping[str, _Mean]], planned: int, done: int) -> Setting:
+    hidden, specified = _Mean(), _Mean()
+    window_scores = []
+    for window, categories in sorted(by_window.items()):
+        window_hidden = categories.get("hidden", _Mean())
+        window_specified = categories.get("fully_specified", _Mean())
+        hidden.add(window_hidden.n, window_hidden.total)
+        specified.add(window_specified.n, window_specified.total)
+        window_scores.append(WindowScore(window, window_hidden.score(), window_specified.score(),
+                                         sum(mean.n for mean in categories.values())))
+    return Setting(hidden=hidden.score(), fully_specified=specified.score(),
+                   n=sum(score.n for score in window_scores), planned=planned, complete=done >= planned,
+                   windows=window_scores)
+
+
+def _stream(key: StreamKey, settings: dict[str, Setting], usage: _Usage, latencies: list[float]) -> StreamReport:
+    episodes = len(latencies)
+    costs = Costs.of(usage.cost)
+    return StreamReport(
+        model=key[0], method=key[1], complete=all(s.complete for s in settings.values()),
+        avg_h=_mean(s.hidden for s in settings.values()),
+        avg_f=_mean(s.fully_specified for name, s in settings.items() if _domain(name) in SPECIFIED_DOMAINS),
+        settings=settings,
+        test_done=sum(s.n for s in settings.values()), test_planned=sum(s.planned for s in settings.values()),
+        episodes=episodes, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        input_tokens_per_task=usage.input_tokens / episodes if episodes else None,
+        output_tokens_per_task=usage.output_tokens / episodes if episodes else None,
+        cost_usd=costs, cost_per_task_usd=costs.per(episodes),
+        latency_p50_s=percentile(latencies, 50), latency_p95_s=percentile(latencies, 95))
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _domain(scenario: str) -> str:
+    return scenario.split("_")[0]
+
+
+def scenario_sort_key(scenario: str) -> tuple[int, str]:
+    """FORMAT.md's order: retail, banking, pitch, then any other domain by name."""
+    domain = _domain(scenario)
+    rank = DOMAIN_ORDER.index(domain) if domain in DOMAIN_ORDER else len(DOMAIN_ORDER)
+    return rank, scenario
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default), None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+# ---------------------------------------------------------------- rendering
+
+Table = tuple[list[str], list[list[str]]]
+
+
+def render_json(report: Report) -> str:
+    return orjson.dumps(asdict(report), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def render_text(report: Report) -> str:
+    parts = [_heading(report), ""]
+    for title, (headers, rows), align in _sections(report):
+        parts += [title, text_table(headers, rows, align), ""]
+    return "\n".join(parts)
+
+
+def render_markdown(report: Report) -> str:
+    parts = [f"# Run {report.run_id}", "", _heading(report).replace("\n", "  \n"), ""]
+    for title, table, _ in _sections(report):
+        parts += [f"## {title}", "", _markdown_table(*table), ""]
+    return "\n".join(parts)
+
+
+def render_csv(report: Report) -> str:
+    """One row per stream, one column group per setting: a leaderboard to paste into a sheet."""
+    scenarios = sorted({name for stream in report.streams for name in stream.settings}, key=scenario_sort_key)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(_csv_header(scenarios))
+    for stream in report.streams:
+        writer.writerow(_csv_row(report, stream, scenarios))
+    return buffer.getvalue()
+
+
+def _heading(report: Report) -> str:
+    status = report.status + (f" ({report.stop_reason})" if report.stop_reason else "")
+    cost = report.cost_usd
+    spend = (f"spend ${cost.total:.4f} (agent ${cost.agent:.4f}, judge ${cost.judge:.4f}, "
+             f"method ${cost.method:.4f})")
+    if report.budget_usd is not None:
+        spend += f" of cap ${report.budget_usd:.2f}"
+    return f"run {report.run_id}: {status}\njournal {report.journal}\n{spend}"
+
+
+def _sections(report: Report) -> list[tuple[str, Table, str]]:
+    return [
+        ("Scores (mean reward x 100 over test tasks; H hidden, F fully specified)",
+         _score_table(report), "llrrrl"),
+        ("Tokens, cost and latency per task (serving and test episodes)", _cost_table(report), "llrrrrrrrrrr"),
+        ("Settings", _setting_table(report), "lllrrr"),
+        ("Windows", _window_table(report), "lllrrrr"),
+    ]
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _state(stream: StreamReport) -> str:
+    return "complete" if stream.complete else f"partial {stream.test_done}/{stream.test_planned}"
+
+
+def _score_table(report: Report) -> Table:
+    headers = ["model", "method", "Avg H", "Avg F", "test", "state"]
+    rows = [[s.model, s.method, _score(s.avg_h), _score(s.avg_f), str(s.test_done), _state(s)]
+            for s in report.streams]
+    return headers, rows
+
+
+def _cost_table(report: Report) -> Table:
+    headers = ["model", "method", "tasks", "in tok", "out tok", "agent $", "judge $", "method $", "total $",
+               "run $", "p50 s", "p95 s"]
+    rows = []
+    for s in report.streams:
+        per = s.cost_per_task_usd or Costs()
+        rows.append([s.model, s.method, str(s.episodes), _number(s.input_tokens_per_task, 0),
+                     _number(s.output_tokens_per_task, 0), f"{per.agent:.4f}", f"{per.judge:.4f}",
+                     f"{per.method:.4f}", f"{per.total:.4f}", f"{s.cost_usd.total:.2f}",
+                     _number(s.latency_p50_s, 1), _number(s.latency_p95_s, 1)])
+    return headers, rows
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _setting_table(report: Report) -> Table:
+    headers = ["model", "method", "setting", "H", "F", "done"]
+    rows = [[s.model, s.method, name, _score(setting.hidden), _score(setting.fully_specified),
+             f"{setting.n}/{setting.planned}"]
+            for s in report.streams for name, setting in s.settings.items()]
+    return headers, rows
+
+
+def _window_table(report: Report) -> Table:
+    headers = ["model", "method", "setting", "window", "H", "F", "n"]
+    rows = [[s.model, s.method, name, str(w.window), _score(w.hidden), _score(w.fully_specified), str(w.n)]
+            for s in report.streams for name, setting in s.settings.items() for w in setting.windows]
+    return headers, rows
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
+    """A fixed-width table; `align` holds 'l' or 'r' per column."""
+    widths = [max([len(headers[i])] + [len(row[i]) for row in rows]) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [cell.rjust(width) if side == "r" else cell.ljust(width)
+                  for cell, width, side in zip(cells, widths, align, strict=True)]
+        return "  ".join(padded).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([line(headers), rule, *(line(row) for row in rows)])
+
+
+def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(headers), line(["---"] * len(headers)), *(line(row) for row in rows)])
+
+
+def _csv_header(scenarios: Sequence[str]) -> list[str]:
+    per_setting = [f"{name}_{part}" for name in scenarios for part in ("h", "f", "n")]
+    return ["run_id", "model", "method", "complete", "avg_h", "avg_f", *per_setting, "episodes",
+            "input_tokens_per_task", "output_tokens_per_task", *(f"{p}_usd_per_task" for p in PURPOSES),
+            "total_usd_per_task", *(f"{p}_usd" for p in PURPOSES), "total_usd", "latency_p50_s", "latency_p95_s"]
+
+
+def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> list[str]:
+    per_setting: list[str] = []
+    for name in scenarios:
+        setting = stream.settings.get(name)
+        per_setting += ["", "", ""] if setting is None else [
+            _raw(setting.hidden), _raw(setting.fully_specified), str(setting.n)]
+    per, cost = stream.cost_per_task_usd, stream.cost_usd
+    per_task = ["", "", "", ""] if per is None else [_raw(per.agent), _raw(per.judge), _raw(per.method),
+                                                     _raw(per.total)]
+    return [report.run_id, stream.model, stream.method, str(stream.complete).lower(), _raw(stream.avg_h),
+            _raw(stream.avg_f), *per_setting, str(stream.episodes), _raw(stream.input_tokens_per_task),
+            _raw(stream.output_tokens_per_task), *per_task, _raw(cost.agent), _raw(cost.judge),
+            _raw(cost.method), _raw(cost.total), _raw(stream.latency_p50_s), _raw(stream.latency_p95_s)]
+
+
+def _raw(value: float | None) -> str:
+    return "" if value is None else repr(value)

@@ -1,0 +1,222 @@
+"""Start or resume a sweep: resolve the dataset, plan, journal the run, drive the engine, end cleanly.
+
+This is the layer that turns a config into a run; `runner.engine` runs the batch and `runner.episode`
+runs one episode (STYLE.md's three layers).
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+import anyio
+import orjson
+from anyio import CancelScope
+
+from methods.registry import get_method_spec
+from runner.config import SweepConfig, config_from_json, config_hash
+from runner.display import Display, make_display
+from runner.engine import Engine, StopControl, stream_progress
+from runner.errors import RunAborted
+from runner.journal import Batch, Journal, open_journal
+from runner.models.registry import ModelEntry, build_model
+from runner.plan import Stream, plan_streams
+from runner.progress import RunProgress
+from simulators.dataset import Dataset, file_hashes, load_dataset
+from simulators.errors import ShiftbenchInputError
+from simulators.suite import build_suite
+
+__all__ = ["DEFAULT_HOME", "RunOutcome", "default_journal", "resolve_dataset", "resume_sweep", "start_sweep"]
+
+DEFAULT_HOME = Path(".shiftbench")
+GRACE_PERIOD_S = 60.0
+
+
+def default_journal() -> Path:
+    return DEFAULT_HOME / "journal.sqlite"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    status: str
+    reason: str
+    journal: Path
+
+
+def code_version() -> str:
+    try:
+        return metadata.version("shiftbench")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def resolve_dataset(config: SweepConfig, say: Callable[[str], None]) -> Dataset:
+    """The configured dataset, or the built-in suite (built on first use)."""
+    if config.dataset:
+        return load_dataset(Path(config.dataset).resolve(), only=config.scenarios)
+    root = (DEFAULT_HOME / "suites" / f"seed-{config.seed}").resolve()
+    if not (root / "data").is_dir():
+        say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
+        build_suite(root, config.seed)
+    return load_dataset(root, only=config.scenarios)
+
+
+def _new_run_id() -> str:
+    return time.strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "auto",
+                      say: Callable[[str], None] = print) -> RunOutcome:
+    models = {name: build_model(name) for name in config.models}
+    dataset = resolve_dataset(config, say)
+    streams = _plan(config, dataset)
+    run_id = _new_run_id()
+    say(f"Journal: {journal_path}  (run {run_id})")
+    async with open_journal(journal_path) as journal:
+        await _create_run(journal, run_id, config, dataset, streams)
+        return await _drive(journal, run_id, config, streams, models, display, say)
+
+
+async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
+                       say: Callable[[str], None] = print) -> RunOutcome:
+    say(f"Journal: {journal_path}  (resuming run {run_id})")
+    async with open_journal(journal_path, create=False) as journal:
+        config, dataset = await _load_run(journal, journal_path, run_id)
+        models = {name: build_model(name) for name in config.models}
+        streams = _plan(config, dataset)
+        return await _drive(journal, run_id, config, streams, models, display, say)
+
+
+def _plan(config: SweepConfig, dataset: Dataset) -> list[Stream]:
+    scenarios = [dataset.scenarios[name] for name in config.scenarios]
+    return plan_streams(config.models, config.methods, scenarios,
+                        learns=lambda name: get_method_spec(name).learns, pilot=config.pilot)
+
+
+async def _create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
+                      streams: list[Stream]) -> None:
+    now = time.time()
+    batch = Batch().add(
+        "INSERT INTO runs (run_id, created_at, updated_at, status, config, config_hash, dataset_path, "
+        "dataset_fingerprint, dataset_files, code_version) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+        (run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
+         dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version()),
+    )
+    batch.add_many(
+        "INSERT INTO units (run_id, unit_id, stream_id, model, method, scenario, phase, window, seq, task_id, "
+        "position, category) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ((run_id, unit.unit_id, stream.stream_id, stream.model, stream.method, stream.scenario.name, unit.phase,
+          unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category)
+         for stream in streams for unit in stream.units()),
+    )
+    await journal.commit(batch)
+
+
+async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:
+    row = await journal.fetchone("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+    if row is None:
+        raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
+    if row["status"] == "completed":
+        raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")
+    config = config_from_json(row["config"])
+    if config_hash(config) != row["config_hash"]:
+        raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
+                                   "the journal was edited, start a new run")
+    dataset = load_dataset(row["dataset_path"], only=config.scenarios)
+    _check_same_dataset(run_id, row["dataset_path"], orjson.loads(row["dataset_files"]), row["dataset_fingerprint"],
+                        dataset)
+    return config, dataset
+
+
+def _check_same_dataset(run_id: str, path: str, before: dict[str, str], fingerprint: str, now: Dataset) -> None:
+    if now.fingerprint == fingerprint:
+        return
+    after = file_hashes(Path(path))
+    changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+    listed = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    raise ShiftbenchInputError(f"{path}: the dataset changed since run {run_id} started ({listed}); "
+                               "resume refuses a changed dataset: restore it or start a new run")
+
+
+async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],
+                 models: dict[str, ModelEntry], display_kind: str, say: Callable[[str], None]) -> RunOutcome:
+    progress = await _progress(journal, run_id, streams)
+    engine = Engine(run_id=run_id, journal=journal, progress=progress, models=models,
+                    block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
+                    concurrency=config.concurrency, model_concurrency=config.model_concurrency)
+    display = make_display(display_kind, progress)
+    status, reason = "running", ""
+    display.start()
+    try:
+        status, reason = await _run_engine(engine, streams, display)
+    finally:
+        progress.status = status
+        display.stop()
+        await _finish(journal, run_id, status, reason)
+    say(f"Run {run_id}: {status}" + (f" ({reason})" if reason else ""))
+    return RunOutcome(run_id, status, reason, journal.path)
+
+
+async def _run_engine(engine: Engine, streams: list[Stream], display: Display) -> tuple[str, str]:
+    """Run to the end; map how it ended to the run's status. Ctrl-C: stop dispatching and let what is in
+    flight finish (up to a grace period); a second Ctrl-C cancels it."""
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_watch_signals, engine.stop, group.cancel_scope, display)
+            group.start_soon(_refresh, display)
+            await engine.run(streams)
+            group.cancel_scope.cancel()
+    except RunAborted as exc:
+        return "failed", str(exc)
+    if engine.stop.requested:
+        return "interrupted", engine.stop.reason
+    return "completed", ""
+
+
+async def _refresh(display: Display) -> None:
+    while True:
+        display.refresh()
+        await anyio.sleep(0.25)
+
+
+async def _watch_signals(stop: StopControl, scope: CancelScope, display: Display) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            if stop.requested:
+                display.message("Cancelling in-flight episodes; the journal stays resumable.")
+                scope.cancel()
+                return
+            stop.request("stopped by signal; `shiftbench resume` continues it")
+            display.message(f"Stopping: finishing in-flight episodes (up to {GRACE_PERIOD_S:.0f} s). "
+                            "Ctrl-C again to cancel them.")
+            scope.deadline = anyio.current_time() + GRACE_PERIOD_S
+
+
+async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> RunProgress:
+    progress = RunProgress(run_id=run_id, journal_path=str(journal.path))
+    for stream in streams:
+        progress.streams[stream.stream_id] = stream_progress(stream)
+    rows = await journal.fetchall(
+        "SELECT u.stream_id, u.phase, e.category, e.reward FROM units u JOIN episodes e "
+        "ON e.run_id = u.run_id AND e.unit_id = u.unit_id WHERE u.run_id = ?", (run_id,))
+    for row in rows:
+        live = progress.streams[row[0]]
+        if row[1] == "serving":
+            live.serving_done += 1
+        else:
+            live.record_test(row[2], row[3])
+    progress.resumed_units = progress.done
+    return progress
+
+
+async def _finish(journal: Journal, run_id: str, status: str, reason: str) -> None:
+    with anyio.CancelScope(shield=True):
+        await journal.commit(Batch().add(
+            "UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE run_id = ?",
+            (status, reason, time.time(), run_id)))
