@@ -12,13 +12,13 @@ All streams run at once. Resume skips journaled units and restores the journaled
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import anyio
 import orjson
 
-from methods.base import Method, MethodSetup
+from methods.base import Method, MethodSetup, MethodSpec
 from methods.registry import get_method_spec
 from runner.episode import EpisodeResult, run_episode
 from runner.errors import InfrastructureError, RunAborted
@@ -29,7 +29,7 @@ from runner.models.journaled import JournaledModel
 from runner.models.registry import ModelEntry
 from runner.plan import Stream, serving_blocks, window_tasks
 from runner.progress import RunProgress, StreamProgress
-from simulators.domain import Judge
+from simulators.domain import Domain, Judge
 from simulators.model_api import ModelClient
 from simulators.protocol import JSON, Task
 from simulators.registry import get_domain
@@ -65,6 +65,8 @@ class Engine:
     model_concurrency: int
     judge: Judge | None = None
     stop: StopControl = field(default_factory=StopControl)
+    domains: Callable[[str], Domain] = get_domain
+    method_specs: Callable[[str], MethodSpec] = get_method_spec
     _gates: dict[str, Gate] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -181,7 +183,7 @@ class Engine:
 
     async def _attempt(self, stream: Stream, task: Task, context: str, priority: int) -> EpisodeResult:
         """Run an episode; infrastructure failures re-queue it, a bounded number of times."""
-        domain = get_domain(stream.scenario.domain)
+        domain = self.domains(stream.scenario.domain)
         for attempt in range(1, self.max_episode_attempts + 1):
             try:
                 model = self._model(stream, task, priority)
@@ -216,7 +218,7 @@ class Engine:
     # ------------------------------------------------------------------------------------------ method
 
     def _build_method(self, stream: Stream) -> Method:
-        spec = get_method_spec(stream.method)
+        spec = self.method_specs(stream.method)
         scenario = stream.scenario
         bulletins = (lambda position: scenario.window_of_position(position).oracle_bulletin) \
             if spec.sees_bulletin else None

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, updated_at REAL NOT NULL,
     status TEXT NOT NULL, stop_reason TEXT NOT NULL DEFAULT '',
     config TEXT NOT NULL, config_hash TEXT NOT NULL,
-    dataset_path TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, dataset_files TEXT NOT NULL,
+    dataset_path TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, dataset_files TEXT NOT NULL DEFAULT '{}',
     code_version TEXT NOT NULL, budget_usd REAL
 );
 CREATE TABLE IF NOT EXISTS units (

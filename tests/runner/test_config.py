@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.config import SweepConfig, config_from_json, config_hash, load_config_file
+from simulators.errors import ShiftbenchInputError
+
+
+def test_typo_in_sweep_file_names_the_file_and_suggests(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text('modles = ["scripted"]\n')
+    with pytest.raises(ShiftbenchInputError, match=r"sweep.toml: unknown key 'modles' \(did you mean 'models'\?\)"):
+        load_config_file(path)
+
+
+def test_unknown_method_and_scenario_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ShiftbenchInputError, match="unknown method 'blnd' \\(did you mean 'blind'\\?\\)"):
+        SweepConfig(methods=("blnd",)).validate("flags")
+    with pytest.raises(ShiftbenchInputError, match="unknown scenario 'retail_l9'"):
+        SweepConfig(scenarios=("retail_l9",)).validate("flags")
+    with pytest.raises(ShiftbenchInputError, match="block_size must be at least 1"):
+        SweepConfig(block_size=0).validate("flags")
+
+
+def test_file_values_relative_dataset_and_hash(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text('[sweep]\nmethods = ["oracle"]\ndataset = "ds"\nblock_size = 12\nconcurrency = 4\n')
+    config = load_config_file(path)
+    assert config.methods == ("oracle",) and config.block_size == 12
+    assert config.dataset == str((tmp_path / "ds").resolve())
+    # Concurrency does not change results, so it does not change the hash; block size does.
+    assert config_hash(config) == config_hash(SweepConfig(methods=("oracle",), dataset=config.dataset,
+                                                          block_size=12))
+    assert config_hash(config) != config_hash(SweepConfig(methods=("oracle",), dataset=config.dataset))
+
+
+def test_stored_config_round_trips() -> None:
+    from dataclasses import asdict
+
+    import orjson
+
+    config = SweepConfig(models=("scripted", "scripted:docs"), pilot=3)
+    assert config_from_json(orjson.dumps(asdict(config)).decode()) == config
+
+
+def test_wrong_type_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text('block_size = "twelve"\n')
+    with pytest.raises(ShiftbenchInputError, match="block_size must be an integer"):
+        load_config_file(path)

@@ -1,0 +1,146 @@
+"""Scheduling guarantees of the engine, on a real journal with a toy domain and a counting method."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from runner.config import SweepConfig
+from runner.engine import Engine, stream_progress
+from runner.journal import Journal, open_journal
+from runner.models.registry import ModelEntry
+from runner.plan import Stream
+from runner.progress import RunProgress
+from runner.sweep import _create_run
+from simulators.dataset import Dataset
+from simulators.model_api import ModelRequest
+from simulators.protocol import AssistantTurn, Scenario
+from tests.fakes import CountingMethod, ScriptModel, ToyDomain, counting_spec, toy_decider, toy_scenario
+
+RUN = "r-test"
+
+
+def context_of(request: ModelRequest) -> dict[str, str]:
+    tail = request.system.rsplit("\n", 2)[-2] if request.system.endswith("\n") else request.system
+    return dict(part.split("=") for part in tail.split() if "=" in part)
+
+
+
+def make_engine(journal: Journal, model: ScriptModel, block_size: int, instances: list[CountingMethod],
+                stream: Stream) -> Engine:
+    progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
+    progress.streams[stream.stream_id] = stream_progress(stream)
+    return Engine(run_id=RUN, journal=journal, progress=progress,
+                  models={"script": ModelEntry("script", model, offline=True)},
+                  block_size=block_size, max_episode_attempts=2, concurrency=8, model_concurrency=8,
+                  domains=lambda name: ToyDomain(), method_specs=lambda name: counting_spec(instances))
+
+
+async def create(journal: Journal, scenario: Scenario, stream: Stream) -> None:
+    dataset = Dataset(root=Path("."), scenarios={scenario.name: scenario}, fingerprint="f", file_hashes={})
+    config = SweepConfig(models=("script",), methods=("counting",), scenarios=(scenario.name,))
+    await _create_run(journal, RUN, config, dataset, [stream])
+
+
+def stream_of(scenario: Scenario) -> Stream:
+    return Stream("script", "counting", scenario, scenario.serving, scenario.test)
+
+
+async def test_block_size_one_never_starts_before_the_previous_learning_step_is_journaled(tmp_path: Path) -> None:
+    scenario = toy_scenario(windows=3, serving_per_window=5, test_per_window=2)
+    stream = stream_of(scenario)
+    seen_checkpoints: list[tuple[int, int]] = []
+    journal_box: list[Journal] = []
+
+    async def respond(request: ModelRequest) -> AssistantTurn:
+        first_turn = len(request.messages) == 1
+        position = int(request.messages[0].content.split("\n", 1)[0].split(": ")[1])
+        is_serving = request.messages[0].content.split("case c-")[1].startswith("s")
+        if first_turn and is_serving:
+            row = await journal_box[0].fetchone(
+                "SELECT position FROM checkpoints WHERE run_id = ? AND label = 'latest'", (RUN,))
+            seen_checkpoints.append((position, row[0] if row else 0))
+        return await toy_decider(lambda r: context_of(r)["best"])(request)
+
+    model = ScriptModel(respond)
+    instances: list[CountingMethod] = []
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        journal_box.append(journal)
+        await create(journal, scenario, stream)
+        await make_engine(journal, model, 1, instances, stream).run([stream])
+    assert len(seen_checkpoints) == 15
+    assert all(checkpoint == position - 1 for position, checkpoint in seen_checkpoints)
+
+
+async def test_test_episodes_see_the_state_at_the_end_of_their_window(tmp_path: Path) -> None:
+    scenario = toy_scenario(windows=3, serving_per_window=4, test_per_window=3)
+    stream = stream_of(scenario)
+    model = ScriptModel(toy_decider(lambda r: context_of(r)["best"]))
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        await make_engine(journal, model, 1, [], stream).run([stream])
+    for request in model.requests:
+        if len(request.messages) != 1 or "case c-t" not in request.messages[0].content:
+            continue
+        window = int(request.messages[0].content.split("case c-t")[1].split("-")[0])
+        assert context_of(request)["seen"] == str(4 * (window + 1))
+
+
+async def test_block_size_twelve_matches_the_reference_blocks(tmp_path: Path) -> None:
+    scenario = toy_scenario(windows=2, serving_per_window=30, test_per_window=1)
+    stream = stream_of(scenario)
+    instances: list[CountingMethod] = []
+    model = ScriptModel(toy_decider(lambda r: context_of(r)["best"]))
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        await make_engine(journal, model, 12, instances, stream).run([stream])
+    serving_learner = instances[0]
+    # Blocks restart at each window: 30 = 12 + 12 + 6, twice.
+    assert serving_learner.learn_sizes == [12, 12, 6, 12, 12, 6]
+    # Every episode of a block saw the same frozen state.
+    firsts = [r for r in model.requests if len(r.messages) == 1 and "case c-s" in r.messages[0].content]
+    seen = [int(context_of(r)["seen"]) for r in firsts]
+    assert {value: seen.count(value) for value in set(seen)} == {0: 12, 12: 12, 24: 6, 30: 12, 42: 12, 54: 6}
+
+
+async def test_learning_from_the_score_line_recovers_after_each_flip(tmp_path: Path) -> None:
+    scenario = toy_scenario(windows=4, serving_per_window=6, test_per_window=4)
+    stream = stream_of(scenario)
+    model = ScriptModel(toy_decider(lambda r: context_of(r)["best"]))
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        await make_engine(journal, model, 1, [], stream).run([stream])
+        rows = await journal.fetchall("SELECT u.phase, e.reward FROM episodes e JOIN units u USING (run_id, unit_id)")
+        statuses = await journal.fetchall("SELECT DISTINCT status FROM units")
+    test_rewards = [r[1] for r in rows if r[0] == "test"]
+    assert len(test_rewards) == 16 and all(r == 1.0 for r in test_rewards)
+    assert [s[0] for s in statuses] == ["done"]
+
+
+@pytest.mark.parametrize("block_size", [1, 5])
+async def test_a_stopped_engine_leaves_no_half_block(tmp_path: Path, block_size: int) -> None:
+    scenario = toy_scenario(windows=2, serving_per_window=10, test_per_window=2)
+    stream = stream_of(scenario)
+    engine_box: list[Engine] = []
+    calls = 0
+
+    async def respond(request: ModelRequest) -> AssistantTurn:
+        nonlocal calls
+        calls += 1
+        if calls == 13:
+            engine_box[0].stop.request("test stop")
+        return await toy_decider(lambda r: "yes")(request)
+
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        engine = make_engine(journal, ScriptModel(respond), block_size, [], stream)
+        engine_box.append(engine)
+        await engine.run([stream])
+        done = await journal.fetchall(
+            "SELECT count(*) FROM units WHERE phase = 'serving' AND status = 'done'")
+        latest = await journal.fetchone("SELECT position, state FROM checkpoints WHERE label = 'latest'")
+    assert done[0][0] % block_size == 0
+    assert latest[0] == done[0][0]
+    assert orjson.loads(latest[1])["seen"] == done[0][0]
