@@ -54,7 +54,9 @@ class Usage:
 class ModelResponse:
     turn: AssistantTurn
     usage: Usage
+    """Summed over every attempt, failed ones included: their tokens are paid for too."""
     cost_usd: float = 0.0
+    attempts: int = 1
 
 
 class ModelClient(Protocol):

@@ -1,0 +1,57 @@
+"""Bad input: one clear line on stderr naming the file or flag, exit code 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.cli import main
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("shiftbench: error: ")
+    return err[0]
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "--methods", "blnd"], "flags: unknown method 'blnd' (did you mean 'blind'?)"),
+    (["run", "--scenarios", "retail_l7"], "unknown scenario 'retail_l7'"),
+    (["run", "--models", "openai:gpt-x"], "--models: unknown model kind 'openai'"),
+    (["run", "--models", "scripted:psychic"], "unknown scripted model 'scripted:psychic'"),
+    (["run", "--block-size", "0"], "block_size must be at least 1"),
+])
+def test_bad_flags(argv: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    assert main([*argv, "--journal", str(journal), "--display", "none"]) == 2
+    assert expected in one_error_line(capsys)
+    assert not journal.exists()
+
+
+def test_missing_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    code = main(["run", "--dataset", str(tmp_path / "nowhere"), "--scenarios", "retail_l1",
+                 "--journal", str(journal), "--display", "none"])
+    assert code == 2
+    assert "nowhere: not a dataset directory" in one_error_line(capsys)
+    assert not journal.exists()
+
+
+def test_sweep_file_typo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('methods = ["blind"]\nblock_sise = 12\n')
+    assert main(["run", "--config", str(sweep), "--journal", str(tmp_path / "j.sqlite")]) == 2
+    assert f"{sweep}: unknown key 'block_sise' (did you mean 'block_size'?)" in one_error_line(capsys)
+
+
+def test_unreadable_journal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    journal.write_bytes(b"\x00garbage" * 512)
+    assert main(["runs", "--journal", str(journal)]) == 2
+    assert "j.sqlite: not a shiftbench journal or damaged" in one_error_line(capsys)
+    assert journal.read_bytes() == b"\x00garbage" * 512
+    assert main(["resume", "r-nope", "--journal", str(tmp_path / "absent.sqlite")]) == 2
+    assert "no journal here" in one_error_line(capsys)
+    assert not (tmp_path / "absent.sqlite").exists()
