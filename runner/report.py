@@ -34,13 +34,13 @@ __all__ = [
     "StreamReport",
     "WindowScore",
     "build_report",
-    "combine_spend",
     "percentile",
     "render_csv",
     "render_json",
     "render_markdown",
     "render_text",
     "scenario_sort_key",
+    "spend_by_purpose",
     "text_table",
 ]
 
@@ -81,7 +81,7 @@ class Costs:
     def of(cls, by_purpose: Mapping[str, float]) -> Costs:
         # The total keeps any purpose a newer engine may add, so money never goes unreported.
         return cls(agent=by_purpose.get("agent", 0.0), judge=by_purpose.get("judge", 0.0),
-                   method=by_purpose.get("method", 0.0), total=sum(by_purpose.values()))
+                   method=by_purpose.get("method", 0.0), total=sum(by_purpose.values(), 0.0))
 
     def per(self, tasks: int) -> Costs | None:
         if tasks <= 0:
@@ -247,26 +247,26 @@ def _assemble(rows: _Rows, journal: str) -> Report:
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:
     """Tokens and spend per stream, and spend per purpose for the whole run."""
     usage: dict[StreamKey, _Usage] = defaultdict(_Usage)
-    run_costs: dict[str, float] = {}
-    calls_have_agent = any(row["purpose"] == "agent" for row in rows.calls)
+    calls_by_purpose: dict[str, float] = {}
     for row in rows.calls:
-        run_costs[row["purpose"]] = run_costs.get(row["purpose"], 0.0) + row["cost_usd"]
+        calls_by_purpose[row["purpose"]] = calls_by_purpose.get(row["purpose"], 0.0) + row["cost_usd"]
         if row["model"] is not None:
             usage[(row["model"], row["method"])].add(row["purpose"], row["input_tokens"],
                                                      row["output_tokens"], row["cost_usd"])
-    if not calls_have_agent:
+    if "agent" not in calls_by_purpose:
         for row in rows.episodes:
             usage[(row["model"], row["method"])].add("agent", row["input_tokens"],
                                                      row["output_tokens"], row["cost_usd"])
-        run_costs["agent"] = sum(row["cost_usd"] for row in rows.episodes)
-    return usage, run_costs
+    episodes_agent = sum((row["cost_usd"] for row in rows.episodes), 0.0)
+    return usage, spend_by_purpose(calls_by_purpose, episodes_agent)
 
 
-def combine_spend(calls_by_purpose: Mapping[str, float], episodes_agent_usd: float) -> float:
-    """Total spend of a run under the report's rule: calls by purpose, else the episodes' agent cost."""
+def spend_by_purpose(calls_by_purpose: Mapping[str, float], episodes_agent_usd: float) -> dict[str, float]:
+    """A run's spend per purpose: its model calls, with the episodes' own agent cost standing in when
+    the run journaled no agent calls (scripted or older runs). The one place this rule lives."""
     if "agent" in calls_by_purpose:
-        return sum(calls_by_purpose.values())
-    return sum(calls_by_purpose.values()) + episodes_agent_usd
+        return dict(calls_by_purpose)
+    return {**calls_by_purpose, "agent": episodes_agent_usd}
 
 
 def _settings(planned: list[sqlite3.Row], scores: list[sqlite3.Row]) -> dict[StreamKey, dict[str, Setting]]:
@@ -343,26 +343,27 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 
 # ---------------------------------------------------------------- rendering
+# Every renderer returns text without a final newline: callers print it.
 
 Table = tuple[list[str], list[list[str]]]
 
 
 def render_json(report: Report) -> str:
-    return orjson.dumps(asdict(report), option=orjson.OPT_INDENT_2).decode() + "\n"
+    return orjson.dumps(asdict(report), option=orjson.OPT_INDENT_2).decode()
 
 
 def render_text(report: Report) -> str:
     parts = [_heading(report), ""]
     for title, (headers, rows), align in _sections(report):
         parts += [title, text_table(headers, rows, align), ""]
-    return "\n".join(parts)
+    return "\n".join(parts).rstrip()
 
 
 def render_markdown(report: Report) -> str:
     parts = [f"# Run {report.run_id}", "", _heading(report).replace("\n", "  \n"), ""]
     for title, table, _ in _sections(report):
         parts += [f"## {title}", "", _markdown_table(*table), ""]
-    return "\n".join(parts)
+    return "\n".join(parts).rstrip()
 
 
 def render_csv(report: Report) -> str:
@@ -373,7 +374,7 @@ def render_csv(report: Report) -> str:
     writer.writerow(_csv_header(scenarios))
     for stream in report.streams:
         writer.writerow(_csv_row(report, stream, scenarios))
-    return buffer.getvalue()
+    return buffer.getvalue().rstrip("\n")
 
 
 def _heading(report: Report) -> str:
@@ -390,7 +391,8 @@ def _sections(report: Report) -> list[tuple[str, Table, str]]:
     return [
         ("Scores (mean reward x 100 over test tasks; H hidden, F fully specified)",
          _score_table(report), "llrrrl"),
-        ("Tokens, cost and latency per task (serving and test episodes)", _cost_table(report), "llrrrrrrrrrr"),
+        ("Tokens, cost and latency (per task = per finished episode, serving included)",
+         _cost_table(report), "llrrrrrrrrrr"),
         ("Settings", _setting_table(report), "lllrrr"),
         ("Windows", _window_table(report), "lllrrrr"),
     ]
@@ -412,8 +414,8 @@ def _score_table(report: Report) -> Table:
 
 
 def _cost_table(report: Report) -> Table:
-    headers = ["model", "method", "tasks", "in tok", "out tok", "agent $", "judge $", "method $", "total $",
-               "run $", "p50 s", "p95 s"]
+    headers = ["model", "method", "tasks", "in tok/task", "out tok/task", "agent $/task", "judge $/task",
+               "method $/task", "total $/task", "total $", "p50 s", "p95 s"]
     rows = []
     for s in report.streams:
         per = s.cost_per_task_usd or Costs()
@@ -486,4 +488,5 @@ def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> 
 
 
 def _raw(value: float | None) -> str:
-    return "" if value is None else repr(value)
+    # Rounded so float noise (0.21999999999999997) does not land in a spreadsheet.
+    return "" if value is None else repr(round(value, 6))

@@ -1,0 +1,247 @@
+"""The live display behind one small interface: a rich dashboard, plain log lines, or nothing.
+
+The engine calls `refresh()` whenever it likes (after an episode, from a ticker); each display throttles
+itself, so the hot path never pays for rendering. Displays only read `RunProgress`. This is the one
+module of the runner that imports rich, so the rest of the runner stays testable without a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from runner.progress import RunProgress, StreamProgress
+from simulators.errors import ShiftbenchInputError
+
+__all__ = [
+    "DISPLAY_KINDS",
+    "Display",
+    "NullDisplay",
+    "PlainDisplay",
+    "RichDisplay",
+    "make_display",
+    "running_scores",
+    "status_line",
+    "stream_scores",
+]
+
+DISPLAY_KINDS = ("auto", "rich", "plain", "none")
+RICH_MIN_INTERVAL_S = 0.25
+"""At most 4 redraws a second: more costs CPU on the event loop and nobody reads faster."""
+
+
+class Display(Protocol):
+    def start(self) -> None: ...
+
+    def refresh(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def message(self, text: str) -> None: ...
+
+
+def make_display(kind: str, progress: RunProgress) -> Display:
+    """`auto` draws the dashboard on a terminal and writes log lines when output goes to a file."""
+    if kind == "auto":
+        kind = "rich" if sys.stdout.isatty() else "plain"
+    if kind == "rich":
+        return RichDisplay(progress)
+    if kind == "plain":
+        return PlainDisplay(progress)
+    if kind == "none":
+        return NullDisplay()
+    raise ShiftbenchInputError(f"unknown display '{kind}'; choose one of {', '.join(DISPLAY_KINDS)}")
+
+
+# ---------------------------------------------------------------- figures both displays show
+
+def stream_scores(stream: StreamProgress) -> tuple[float | None, float | None]:
+    """Running hidden and fully specified scores (mean reward x 100) of one stream's finished test tasks."""
+    return _mean_score(stream.hidden_rewards), _mean_score(stream.specified_rewards)
+
+
+def running_scores(progress: RunProgress) -> tuple[float | None, float | None]:
+    """Run-wide running Avg H / Avg F: every stream that has a score counts once, as settings do."""
+    scores = [stream_scores(stream) for stream in progress.streams.values()]
+    return _mean(h for h, _ in scores), _mean(f for _, f in scores)
+
+
+def status_line(progress: RunProgress) -> str:
+    """One log line: everything a user watching a file needs to know the run is alive and on budget."""
+    avg_h, avg_f = running_scores(progress)
+    done, total = progress.done, progress.total
+    percent = 100 * done / total if total else 0.0
+    parts = [
+        f"[{_duration(progress.clock() - progress.started)}] {progress.status} {done}/{total} units ({percent:.0f}%)",
+        f"H {_score(avg_h)} F {_score(avg_f)}",
+        f"tokens {_count(progress.input_tokens)} in {_count(progress.output_tokens)} out",
+        _spend(progress),
+        f"calls {progress.calls_in_flight}/{progress.call_limit}",
+        f"retries {progress.retries} 429s {progress.rate_limited}",
+        f"ETA {_eta(progress)}",
+    ]
+    return " | ".join(parts)
+
+
+def _mean_score(rewards: Sequence[float]) -> float | None:
+    return 100 * sum(rewards) / len(rewards) if rewards else None
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _count(n: int) -> str:
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            return f"{n / size:.1f}{suffix}"
+    return str(n)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def _eta(progress: RunProgress) -> str:
+    eta = progress.eta_seconds()
+    return "-" if eta is None else _duration(eta)
+
+
+def _spend(progress: RunProgress) -> str:
+    text = f"${progress.spent_usd:.2f} spent, ${progress.reserved_usd:.2f} reserved"
+    if progress.budget_usd is not None:
+        text += f", cap ${progress.budget_usd:.2f}"
+    return text
+
+
+# ---------------------------------------------------------------- displays
+
+class NullDisplay:
+    def start(self) -> None:
+        pass
+
+    def refresh(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        pass
+
+
+class PlainDisplay:
+    """One status line per period, for logs and pipes where a redrawn dashboard would be garbage."""
+
+    def __init__(self, progress: RunProgress, stream: TextIO | None = None, every_s: float = 10.0) -> None:
+        self.progress = progress
+        # Resolved at call time so a redirected sys.stderr (pytest, a wrapper) is honoured.
+        self.stream = stream if stream is not None else sys.stderr
+        self.every_s = every_s
+        self._last = float("-inf")
+
+    def start(self) -> None:
+        self.message(f"run {self.progress.run_id}: journal {self.progress.journal_path}")
+        self._print_status()
+
+    def refresh(self) -> None:
+        if self.progress.clock() - self._last >= self.every_s:
+            self._print_status()
+
+    def stop(self) -> None:
+        self._print_status()
+
+    def message(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def _print_status(self) -> None:
+        self._last = self.progress.clock()
+        self.message(status_line(self.progress))
+
+
+class RichDisplay:
+    """A Live dashboard redrawn on `refresh()`, never from a thread: progress is only read on the loop."""
+
+    def __init__(self, progress: RunProgress, console: Console | None = None, max_rows: int | None = None) -> None:
+        self.progress = progress
+        self.console = console if console is not None else Console()
+        self.max_rows = max_rows
+        # auto_refresh off: rich's refresh thread would read progress while the event loop mutates it.
+        self._live = Live(console=self.console, auto_refresh=False, transient=False)
+        self._last = float("-inf")
+
+    def start(self) -> None:
+        self._live.update(self.render())
+        self._live.start(refresh=True)
+        self._last = self.progress.clock()
+
+    def refresh(self) -> None:
+        now = self.progress.clock()
+        if now - self._last < RICH_MIN_INTERVAL_S:
+            return
+        self._last = now
+        self._live.update(self.render(), refresh=True)
+
+    def stop(self) -> None:
+        self._live.update(self.render())
+        self._live.stop()
+
+    def message(self, text: str) -> None:
+        # Printed above the live area; no markup, so brackets in error messages stay as they are.
+        self.console.print(text, markup=False, highlight=False)
+
+    def render(self) -> RenderableType:
+        return Group(self._stream_table(), *self._footer())
+
+    def _stream_table(self) -> Table:
+        table = Table(expand=False, box=None, header_style="bold", pad_edge=False)
+        # The window is the dataset's own id (0- or 1-based, as the data says), as in the report.
+        for name in ("model", "method", "scenario", "phase", "window", "windows", "done"):
+            table.add_column(name, justify="right" if name in ("window", "windows", "done") else "left")
+        table.add_column("Avg H", justify="right")
+        table.add_column("Avg F", justify="right")
+        shown, hidden = self._visible_streams()
+        for stream in shown:
+            avg_h, avg_f = stream_scores(stream)
+            table.add_row(stream.model, stream.method, stream.scenario, stream.phase,
+                          str(stream.window), str(stream.windows), f"{stream.done}/{stream.total}",
+                          _score(avg_h), _score(avg_f))
+        if hidden:
+            finished = sum(stream.phase == "done" for stream in hidden)
+            table.caption = f"+{len(hidden)} more streams ({finished} done)"
+        return table
+
+    def _visible_streams(self) -> tuple[list[StreamProgress], list[StreamProgress]]:
+        """Unfinished streams first, cut to what fits so the dashboard never scrolls off screen."""
+        streams = sorted(self.progress.streams.values(), key=lambda stream: stream.phase == "done")
+        limit = self.max_rows if self.max_rows is not None else max(5, self.console.height - 8)
+        return streams[:limit], streams[limit:]
+
+    def _footer(self) -> list[Text]:
+        progress = self.progress
+        avg_h, avg_f = running_scores(progress)
+        done, total = progress.done, progress.total
+        return [
+            Text(f"run {progress.run_id} {progress.status}  {done}/{total} units  "
+                 f"Avg H {_score(avg_h)}  Avg F {_score(avg_f)}  "
+                 f"elapsed {_duration(progress.clock() - progress.started)}  ETA {_eta(progress)}"),
+            Text(f"tokens {_count(progress.input_tokens)} in {_count(progress.output_tokens)} out  "
+                 f"{_spend(progress)}"),
+            Text(f"calls {progress.calls_in_flight}/{progress.call_limit} in flight  "
+                 f"oldest {progress.oldest_call_age():.0f}s  retries {progress.retries}  "
+                 f"429s {progress.rate_limited}  requeued {progress.episodes_requeued}"),
+        ]

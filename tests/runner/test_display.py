@@ -1,0 +1,184 @@
+"""The displays against a hand-filled RunProgress and a fake clock: what a user watching the run reads."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import runner
+from runner.display import NullDisplay, PlainDisplay, RichDisplay, make_display, running_scores
+from runner.progress import RunProgress, StreamProgress
+from simulators.errors import ShiftbenchInputError
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _stream(method: str, scenario: str, serving: tuple[int, int], test_total: int, windows: int,
+            window: int, phase: str) -> StreamProgress:
+    return StreamProgress(stream_id=f"openai/gpt-4o/{method}/{scenario}", model="openai/gpt-4o", method=method,
+                          scenario=scenario, serving_total=serving[1], test_total=test_total, windows=windows,
+                          serving_done=serving[0], window=window, phase=phase)
+
+
+def make_progress(clock: Clock, budget_usd: float | None = 50.0) -> RunProgress:
+    """retail: 16/18 done, H [1, 0, 1, 1] -> 75.0, F [1, 0] -> 50.0; pitch: 4/8 done, H [0.5] -> 50.0.
+
+    Run-wide H = (75 + 50) / 2 = 62.5, F = 50.0; 20/26 units in 100 s -> ETA 6 x 100 / 20 = 30 s.
+    """
+    retail = _stream("blind", "retail_l1", (10, 10), 8, 6, 3, "testing")
+    for category, reward in [("hidden", 1.0), ("hidden", 0.0), ("hidden", 1.0), ("hidden", 1.0),
+                             ("fully_specified", 1.0), ("fully_specified", 0.0)]:
+        retail.record_test(category, reward)
+    pitch = _stream("blind", "pitch_l1", (3, 4), 4, 4, 2, "serving")
+    pitch.record_test("hidden", 0.5)
+    progress = RunProgress(run_id="run-7", journal_path="/data/journal.sqlite", clock=clock, started=0.0,
+                           input_tokens=1_234_567, output_tokens=34_500, spent_usd=12.5, reserved_usd=0.75,
+                           budget_usd=budget_usd, calls_in_flight=7, call_limit=32, retries=3, rate_limited=2,
+                           call_started={1: 70.0, 2: 95.0})
+    progress.streams = {s.stream_id: s for s in (retail, pitch)}
+    return progress
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, force_terminal=True, width=160), buffer
+
+
+def _plain(buffer: io.StringIO) -> str:
+    return ANSI.sub("", buffer.getvalue())
+
+
+def test_running_scores_weigh_each_stream_once() -> None:
+    assert running_scores(make_progress(Clock())) == (62.5, 50.0)
+
+
+def test_plain_line_holds_every_figure() -> None:
+    clock, out = Clock(), io.StringIO()
+    display = PlainDisplay(make_progress(clock), stream=out)
+    display.start()
+    journal_line, status = out.getvalue().splitlines()
+    assert journal_line == "run run-7: journal /data/journal.sqlite"
+    for part in ("[0:01:40] running 20/26 units (77%)", "H 62.5 F 50.0", "tokens 1.2M in 34.5k out",
+                 "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32", "retries 3 429s 2", "ETA 0:00:30"):
+        assert part in status
+
+
+def test_plain_prints_once_per_period_and_on_stop() -> None:
+    clock, out = Clock(), io.StringIO()
+    display = PlainDisplay(make_progress(clock), stream=out, every_s=10)
+    display.start()
+    clock.now += 9.9
+    display.refresh()
+    assert len(out.getvalue().splitlines()) == 2
+    clock.now += 0.1
+    display.refresh()
+    display.refresh()
+    assert len(out.getvalue().splitlines()) == 3
+    display.message("Stopping: finishing in-flight episodes.")
+    display.stop()
+    lines = out.getvalue().splitlines()
+    assert lines[3] == "Stopping: finishing in-flight episodes."
+    assert len(lines) == 5
+
+
+def test_plain_line_without_a_cap_and_before_any_progress() -> None:
+    clock, out = Clock(), io.StringIO()
+    progress = make_progress(clock, budget_usd=None)
+    progress.streams = {}
+    PlainDisplay(progress, stream=out).stop()
+    line = out.getvalue()
+    assert "cap" not in line
+    assert "0/0 units (0%)" in line and "H - F -" in line and "ETA -" in line
+
+
+def test_rich_dashboard_shows_streams_and_run_figures() -> None:
+    console, buffer = _console()
+    display = RichDisplay(make_progress(Clock()), console=console)
+    display.start()
+    display.stop()
+    text = _plain(buffer)
+    retail = next(line for line in text.splitlines() if "retail_l1" in line)
+    assert retail.split() == ["openai/gpt-4o", "blind", "retail_l1", "testing", "3", "6", "16/18", "75.0", "50.0"]
+    pitch = next(line for line in text.splitlines() if "pitch_l1" in line)
+    assert pitch.split()[3:] == ["serving", "2", "4", "4/8", "50.0", "-"]
+    for part in ("run run-7 running", "20/26 units", "Avg H 62.5", "Avg F 50.0", "ETA 0:00:30",
+                 "tokens 1.2M in 34.5k out", "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32 in flight",
+                 "oldest 30s", "retries 3", "429s 2"):
+        assert part in text
+
+
+def test_rich_refresh_is_throttled_to_four_per_second() -> None:
+    clock = Clock()
+    console, buffer = _console()
+    display = RichDisplay(make_progress(clock), console=console)
+    display.start()  # render 1
+    clock.now += 0.1
+    display.refresh()  # skipped: 0.1 s after the last
+    clock.now += 0.2
+    display.refresh()  # render 2: 0.3 s after
+    display.refresh()  # skipped
+    display.stop()  # render 3: the final state is always drawn
+    assert _plain(buffer).count("retail_l1") == 3
+
+
+def test_rich_message_prints_above_the_dashboard() -> None:
+    console, buffer = _console()
+    display = RichDisplay(make_progress(Clock()), console=console)
+    display.start()
+    display.message("[429] rate limited by provider")
+    display.stop()
+    assert "[429] rate limited by provider" in _plain(buffer)
+
+
+def test_rich_cuts_long_stream_lists_and_keeps_unfinished_first() -> None:
+    clock = Clock()
+    progress = make_progress(clock)
+    finished = _stream("oracle", "banking_l1", (4, 4), 2, 4, 4, "done")
+    progress.streams = {finished.stream_id: finished, **progress.streams}
+    console, buffer = _console()
+    console.print(RichDisplay(progress, console=console, max_rows=2).render())
+    text = _plain(buffer)
+    assert "retail_l1" in text and "pitch_l1" in text
+    assert "banking_l1" not in text
+    assert "+1 more streams (1 done)" in text
+
+
+def test_make_display_kinds(monkeypatch: pytest.MonkeyPatch) -> None:
+    progress = make_progress(Clock())
+    assert isinstance(make_display("rich", progress), RichDisplay)
+    assert isinstance(make_display("plain", progress), PlainDisplay)
+    assert isinstance(make_display("none", progress), NullDisplay)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert isinstance(make_display("auto", progress), PlainDisplay)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert isinstance(make_display("auto", progress), RichDisplay)
+    with pytest.raises(ShiftbenchInputError, match="auto, rich, plain, none"):
+        make_display("fancy", progress)
+
+
+def test_null_display_does_nothing() -> None:
+    display = NullDisplay()
+    display.start()
+    display.refresh()
+    display.message("x")
+    display.stop()
+
+
+def test_rich_is_imported_only_by_the_display_module() -> None:
+    root = Path(runner.__file__).parent
+    importers = [path.relative_to(root).as_posix() for path in root.rglob("*.py")
+                 if re.search(r"^\s*(from|import)\s+rich\b", path.read_text(), re.MULTILINE)]
+    assert importers == ["display.py"]
