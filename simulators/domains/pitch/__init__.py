@@ -1,5 +1,41 @@
-"""Placeholder until the pitch domain lands."""
+"""The pitch domain: write a 40-80 word sales pitch for a product sheet, for a customer whose taste
+is hidden and changes between windows.
 
-from typing import Any
+Modules: `attributes` (dimensions and values), `lexicon` (phrases asserting each value, and claims no
+attribute covers), `wording` (all surface text), `sheet` (render / read a product sheet),
+`profiles` (customer weights: built-in, documented, and the public export's), `rules` (which customer
+is active per window, Oracle bulletins), `documents` (system prompt, tools, policy.md, workflow.md),
+`rubric` (labels + weights -> score), `judge` (the offline `LexiconJudge`, `judge_request`),
+`grader`, `composer` + `planner` (the scripted writer), `generator`, `world`, `domain`.
 
-DOMAIN: Any = None
+Policy block schema (Oracle bulletins, `policy.md`, and any block a learning method writes):
+
+    ```shiftbench-policy
+    {"price.low": 2, "price.mid": 1, "price.high": -3, "buzz.viral": -1, ...}
+    ```
+
+- rule id: `<attribute>.<value>`, both as in `attributes.ATTRIBUTES` (e.g. `warranty.final_sale`,
+  `buzz.under_the_radar`); ids of any other shape are ignored by the pitch planner.
+- rule: the weight of stating that value to the current customer, an integer: +2 strong like,
+  +1 like, 0 neutral, -1 dislike, -3 red line. `{"weight": n}` is accepted too.
+- The bulletins' and documents' blocks are complete: every value of every dimension of the tier
+  (L1: popularity, price, eco, features, buzz; L2/L3: all ten), zeros included, so a later block
+  replaces an earlier one rule by rule. A learner may write a partial block: unlisted rules keep the
+  documented weight.
+- One profile is active per window; the instruction does not name the customer.
+
+The scripted planner states every sheet fact with a positive weight and nothing else.
+
+Grading (FORMAT.md): a judge labels each sheet attribute mentioned / contradicted / not_addressed and
+lists invented claims; `rubric.score_verdict` weighs them with the hidden profile
+(`evaluator.metadata.profile` in the built-in suite, or the export's `customer_key`).
+"""
+
+from simulators.domains.pitch.domain import PitchDomain
+from simulators.domains.pitch.judge import LEXICON_JUDGE, LexiconJudge, judge_request
+from simulators.domains.pitch.rubric import RubricScore, score_verdict
+
+__all__ = ["DOMAIN", "LEXICON_JUDGE", "LexiconJudge", "PitchDomain", "RubricScore", "judge_request",
+           "score_verdict"]
+
+DOMAIN = PitchDomain()

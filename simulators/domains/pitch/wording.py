@@ -1,0 +1,128 @@
+"""Every piece of surface text the pitch domain writes: sheet lines, instruction frames, pitch
+sentences, value labels, product names.
+
+Several phrasings per sheet fact and per instruction frame keep the surface from repeating verbatim
+across tasks. Each sheet phrasing and pitch sentence must be read by `lexicon.find_cues` as exactly
+its own value (the tests check it), and filler sentences as nothing at all.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CATEGORIES",
+    "CLOSINGS",
+    "FILLERS",
+    "LABELS",
+    "LEADS",
+    "NAME_FIRST",
+    "NAME_SECOND",
+    "OPENINGS",
+    "PITCH_SENTENCES",
+    "SHEET_PHRASINGS",
+]
+
+SHEET_PHRASINGS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("launch", "just_launched"): ("newly launched this season", "a brand-new release"),
+    ("launch", "classic"): ("well-established, sold for many years", "a long-standing model"),
+    ("popularity", "many_users"): ("owned by many people already", "a large user base already"),
+    ("popularity", "niche"): ("known to few owners so far", "a small owner base"),
+    ("price", "low"): ("budget-friendly pricing", "an inexpensive price tag"),
+    ("price", "mid"): ("a mid-range price point", "moderately priced"),
+    ("price", "high"): ("premium-priced", "a high-end price tag"),
+    ("design", "unique"): ("a distinctive, bold design", "an eye-catching look"),
+    ("design", "classic"): ("an understated, traditional look", "a timeless look"),
+    ("eco", "eco"): ("built from sustainable materials", "made with recycled materials"),
+    ("eco", "regular"): ("conventional materials", "ordinary materials"),
+    ("features", "full"): ("full-featured", "packed with features"),
+    ("features", "minimal"): ("no-frills, essentials only", "a pared-back function set"),
+    ("buzz", "viral"): ("trending right now", "talked about all over social media"),
+    ("buzz", "under_the_radar"): ("gets little press attention", "a low-profile item"),
+    ("warranty", "long_warranty"): ("covered by a generous warranty with easy returns", "an extended warranty"),
+    ("warranty", "final_sale"): ("final sale, no returns", "sold as-is"),
+    ("origin", "handcrafted"): ("handmade by artisans", "crafted by hand"),
+    ("origin", "mass_produced"): ("mass-produced in a factory", "made at scale on a production line"),
+    ("availability", "limited"): ("a limited run, hard to find", "sold in few stores"),
+    ("availability", "everywhere"): ("widely available in stores", "easy to find in any store"),
+}
+"""How a product sheet states each fact (the built-in suite's own phrasings)."""
+
+PITCH_SENTENCES: dict[tuple[str, str], str] = {
+    ("launch", "just_launched"): "It is newly launched this season.",
+    ("launch", "classic"): "It is a well-established model with years on the market.",
+    ("popularity", "many_users"): "A large user base already relies on it.",
+    ("popularity", "niche"): "Only a small number of owners have one so far.",
+    ("price", "low"): "Its price is budget-friendly.",
+    ("price", "mid"): "It sits at a sensible mid-range price.",
+    ("price", "high"): "It comes at a premium price.",
+    ("design", "unique"): "Its bold design is truly distinctive.",
+    ("design", "classic"): "Its look is understated and quietly elegant.",
+    ("eco", "eco"): "It is made from sustainable materials.",
+    ("eco", "regular"): "It uses standard materials.",
+    ("features", "full"): "It is feature-rich and does a lot.",
+    ("features", "minimal"): "It keeps to the essential functions, with few extras.",
+    ("buzz", "viral"): "It is trending and much talked about right now.",
+    ("buzz", "under_the_radar"): "It stays under the radar, rarely mentioned in the press.",
+    ("warranty", "long_warranty"): "A long warranty and easy returns back it up.",
+    ("warranty", "final_sale"): "It is sold as-is, as a final sale.",
+    ("origin", "handcrafted"): "Each one is made by hand.",
+    ("origin", "mass_produced"): "It is factory-made at scale.",
+    ("availability", "limited"): "It is stocked in very few places and hard to find.",
+    ("availability", "everywhere"): "It is in stock everywhere.",
+}
+"""The one sentence a scripted pitch uses to state a fact."""
+
+LABELS: dict[tuple[str, str], str] = {
+    ("launch", "just_launched"): "just launched",
+    ("launch", "classic"): "long established on the market",
+    ("popularity", "many_users"): "a large user base",
+    ("popularity", "niche"): "few owners",
+    ("price", "low"): "a budget-friendly price",
+    ("price", "mid"): "a mid-range price",
+    ("price", "high"): "a premium price",
+    ("design", "unique"): "a distinctive, bold design",
+    ("design", "classic"): "an understated, traditional look",
+    ("eco", "eco"): "sustainable materials",
+    ("eco", "regular"): "standard materials",
+    ("features", "full"): "a rich feature set",
+    ("features", "minimal"): "essential functions only",
+    ("buzz", "viral"): "trending, much talked about",
+    ("buzz", "under_the_radar"): "under the radar, little press",
+    ("warranty", "long_warranty"): "a long warranty with easy returns",
+    ("warranty", "final_sale"): "final sale, sold as-is",
+    ("origin", "handcrafted"): "handcrafted",
+    ("origin", "mass_produced"): "factory-made at scale",
+    ("availability", "limited"): "limited availability, hard to find",
+    ("availability", "everywhere"): "in stock everywhere",
+}
+"""Short names of attribute values for bulletins and documents."""
+
+OPENINGS: tuple[str, ...] = (
+    "Meet the {name}, a {category} worth your attention.",
+    "Say hello to the {name}, our {category} for you.",
+    "Here is the {name}, a {category} we are glad to share.",
+)
+FILLERS: tuple[str, ...] = (
+    "Take a closer look and picture it in your day.",
+    "See for yourself how well it fits the way you live.",
+    "We think it deserves a spot on your list.",
+    "Give it a try and judge it on its merits.",
+    "It is ready whenever you are.",
+    "Let it speak for itself.",
+)
+"""Mood sentences that assert nothing about the product: they pad a short pitch to 40 words."""
+
+LEADS: tuple[str, ...] = ("Product to pitch:", "Next product to pitch:", "Pitch this product:")
+CLOSINGS: tuple[str, ...] = ("Write your pitch.", "Write the pitch for this product.", "Please write your sales pitch.")
+
+CATEGORIES: tuple[str, ...] = (
+    "trail backpack", "desk organizer", "electric kettle", "reading lamp", "running shoes", "french press",
+    "sketchbook", "camping chair", "yoga block", "tablet sleeve", "lunch box", "portable speaker", "chef's knife",
+    "gym bag", "mechanical pencil", "rain jacket", "frying pan", "wristwatch", "bookshelf", "bike helmet",
+)
+NAME_FIRST: tuple[str, ...] = (
+    "Bram", "Calyx", "Dune", "Ferro", "Gale", "Hollis", "Juno", "Kestrel", "Lumen", "Marlow", "Oslo", "Pike",
+    "Quill", "Rook", "Sable", "Tamsin",
+)
+NAME_SECOND: tuple[str, ...] = (
+    "Arc", "Atlas", "Crest", "Form", "Mode", "Point", "Shift", "Trail", "Wave", "Vista", "Loop", "Nest",
+)
