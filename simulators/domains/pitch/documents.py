@@ -63,8 +63,8 @@ TOOLS: tuple[Mapping[str, JSON], ...] = (
         "type": "function",
         "function": {
             "name": "finish",
-            "description": "Submit your final pitch. This ends the episode: call it exactly once, as the only "
-                           "call of its turn.",
+            "description": "Hand in the pitch. The episode ends here, so make this the only call of its "
+                           "turn and call it once.",
             "parameters": {
                 "type": "object",
                 "properties": {"pitch": {"type": "string", "description": "Your 40-80 word pitch."}},

@@ -103,5 +103,5 @@ def _without_product(pitch: str, product: str) -> str:
     match = _PRODUCT.match(product.strip())
     for part in (match.groups() if match else ()):
         if part:
-            pitch = re.sub(re.escape(part), " ", pitch, flags=re.IGNORECASE)
+            pitch = re.sub(rf"(?<!\w){re.escape(part)}(?!\w)", " ", pitch, flags=re.IGNORECASE)
     return pitch

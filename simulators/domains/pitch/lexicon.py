@@ -112,7 +112,7 @@ _CUES: dict[tuple[str, str], tuple[str, ...]] = {
         r"short supply",
     ),
     ("availability", "everywhere"): (
-        r"in stock everywhere", r"(?:available|stocked|sold) everywhere", r"everywhere",
+        r"in stock everywhere", r"(?:available|stocked|sold|found) everywhere",
         r"widely (?:available|stocked)", r"easy to (?:find|get|buy)", r"readily available", r"any (?:store|shop)",
         r"always in stock", r"in stock",
     ),
@@ -126,7 +126,7 @@ _CLAIMS: tuple[str, ...] = (
     r"unbreakable", r"indestructible", r"shatter[- ]?proof", r"five[- ]star", r"(?:#|number )1",
     r"(?:fastest|lightest|strongest|quietest|toughest)", r"discount(?:ed)?", r"on sale", r"coupon",
     r"(?:doctor|expert|dermatologist)[- ]recommended", r"bpa[- ]free", r"non[- ]toxic",
-    r"\d+(?:\.\d+)?\s*(?:%|percent|hours?|hrs?|mah|gb|tb|watts?|kg|lbs?|ml|litres?|liters?|inch(?:es)?|cm|mm"
+    r"\d+(?:\.\d+)?[\s-]*(?:%|percent|hours?|hrs?|mah|gb|tb|watts?|kg|lbs?|ml|litres?|liters?|inch(?:es)?|cm|mm"
     r"|years?|months?|days?|stars?)",
 )
 """Concrete factual claims no sheet attribute covers: specs, awards, shipping and price terms."""
