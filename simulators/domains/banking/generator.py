@@ -3,7 +3,7 @@
 Deterministic in (scenario, seed): one `random.Random(f"{scenario}:{seed}")` drives everything, and
 every iteration runs over tuples or insertion-ordered dicts built in a fixed order.
 
-Per ticket: pick a family (families whose rules change in this window weigh double), aim at a
+Per ticket: pick a family (see `_weights`), aim at a
 hidden or a fully specified task with even odds, build candidate cases until one lands on the
 aimed side (at most a few tries), then derive gold and labels with the rules engine: gold under
 the window's active policy; `adapt` when a documents-follower would leave a different graded
@@ -104,9 +104,17 @@ def generate_scenario(scenario: str, seed: int) -> Scenario:
 
 
 def _weights(tier: Tier, window: int) -> dict[str, float]:
+    """Family weights of a window: a family whose rule changes now weighs double (the change must be
+    learnable from this window's evidence), and one whose rule differs from the documents weighs half
+    again, so that every window has plenty of hidden tasks."""
     changed = changed_rules(tier, window)
-    return {name: weight * (2.0 if changed & set(FAMILIES[name].focus) else 1.0)
-            for name, weight in FAMILY_WEIGHTS[tier.level].items()}
+    diverging = {rule_id for family in FAMILIES.values() for rule_id in family.focus
+                 if rule_history(tier, rule_id, window)[0]}
+    weights = {}
+    for name, weight in FAMILY_WEIGHTS[tier.level].items():
+        focus = set(FAMILIES[name].focus)
+        weights[name] = weight * (2.0 if focus & changed else 1.0) * (1.5 if focus & diverging else 1.0)
+    return weights
 
 
 def _lookups(build: _Build, draft: Draft) -> Lookups:

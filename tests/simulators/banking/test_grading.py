@@ -1,0 +1,110 @@
+"""Replay grading: gold scores 1 on every built-in task; every kind of wrong write scores 0."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+import pytest
+
+from simulators.domains.banking import DOMAIN
+from simulators.errors import ToolError
+from simulators.protocol import JSON, Scenario, Task
+from tests.simulators.banking.conftest import built
+
+Call = tuple[str, Mapping[str, JSON]]
+
+
+async def reward(scenario: Scenario, task: Task, calls: Iterable[Call], finished: bool = True) -> float:
+    world = DOMAIN.new_world(scenario.environment, task)
+    for name, arguments in calls:
+        try:
+            world.call(name, arguments)
+        except ToolError:
+            pass
+    grade = await DOMAIN.grade(scenario.environment, task, world, {} if finished else None, None)
+    return grade.reward
+
+
+def gold(task: Task) -> list[Call]:
+    return [(action.name, action.kwargs) for action in task.evaluator.actions]
+
+
+def first_task(scenario: Scenario, wanted: Callable[[Task], bool]) -> Task:
+    return next(t for t in scenario.serving + scenario.test if wanted(t))
+
+
+def gold_named(name: str) -> Callable[[Task], bool]:
+    return lambda task: task.evaluator.actions[0].name == name
+
+
+async def test_gold_scores_one_on_every_task(scenario: Scenario) -> None:
+    for task in scenario.serving + scenario.test:
+        assert await reward(scenario, task, gold(task)) == 1.0, task.task_id
+
+
+async def test_no_finish_and_no_decision_score_zero() -> None:
+    scenario = built("banking_l1")
+    task = scenario.test[0]
+    assert await reward(scenario, task, gold(task), finished=False) == 0.0
+    assert await reward(scenario, task, []) == 0.0
+
+
+async def test_wrong_reason_code_scores_zero(scenario: Scenario) -> None:
+    task = first_task(scenario, gold_named("escalate_case"))
+    name, arguments = gold(task)[0]
+    other = "reportable_amount" if arguments["reason"] != "reportable_amount" else "over_limit"
+    assert await reward(scenario, task, [(name, {**arguments, "reason": other})]) == 0.0
+    assert await reward(scenario, task, [("deny_case", arguments)]) == 0.0  # right code, wrong action
+
+
+async def test_wrong_leg_scores_zero() -> None:
+    scenario = built("banking_l2")
+    task = first_task(scenario, gold_named("execute_leg"))
+    leg = gold(task)[0][1]["leg"]
+    wrong = 1 if leg != 1 else 2
+    assert await reward(scenario, task, [("execute_leg", {"case_id": task.evaluator.metadata["case_id"],
+                                                          "leg": wrong})]) == 0.0
+
+
+async def test_wrong_batch_line_scores_zero() -> None:
+    scenario = built("banking_l2")
+    task = first_task(scenario, gold_named("decide_batch"))
+    arguments = dict(gold(task)[0][1])
+    decisions = [dict(d) for d in arguments["decisions"]]
+    flipped = {"line": decisions[0]["line"], "action": "deny", "reason": "restricted_payee"}
+    arguments["decisions"] = [flipped, *decisions[1:]]
+    assert await reward(scenario, task, [("decide_batch", arguments)]) == 0.0
+
+
+async def test_extra_writes_score_zero(scenario: Scenario) -> None:
+    task = first_task(scenario, gold_named("approve_case"))
+    case_id = task.evaluator.metadata["case_id"]
+    twice = gold(task) + gold(task)
+    approve_then_deny = gold(task) + [("deny_case", {"case_id": case_id, "reason": "over_limit"})]
+    assert await reward(scenario, task, twice) == 0.0
+    assert await reward(scenario, task, approve_then_deny) == 0.0
+
+
+async def test_write_to_another_case_scores_zero(scenario: Scenario) -> None:
+    task, other = scenario.test[0], scenario.test[1]
+    other_case = other.evaluator.metadata["case_id"]
+    assert await reward(scenario, task, gold(task) + [("approve_case", {"case_id": other_case})]) == 0.0
+    assert await reward(scenario, task, gold(other)) == 0.0
+
+
+async def test_a_refused_argument_writes_nothing() -> None:
+    """A bad reason code or a call of the wrong form is an ordinary, correctable error."""
+    scenario = built("banking_l2")
+    task = first_task(scenario, gold_named("execute_leg"))
+    case_id = task.evaluator.metadata["case_id"]
+    slips = [("approve_case", {"case_id": case_id}), ("deny_case", {"case_id": case_id, "reason": "nope"})]
+    assert await reward(scenario, task, slips + gold(task)) == 1.0
+
+
+@pytest.mark.parametrize("name", ["banking_l1", "banking_l3"])
+async def test_grade_reports_what_failed(name: str) -> None:
+    scenario = built(name)
+    task = scenario.test[0]
+    world = DOMAIN.new_world(scenario.environment, task)
+    grade = await DOMAIN.grade(scenario.environment, task, world, {}, None)
+    assert grade.judge == "replay" and grade.details["state_match"] is False
