@@ -28,14 +28,18 @@ The scripted planner states every sheet fact with a positive weight and nothing 
 
 Grading (FORMAT.md): a judge labels each sheet attribute mentioned / contradicted / not_addressed and
 lists invented claims; `rubric.score_verdict` weighs them with the hidden profile
-(`evaluator.metadata.profile` in the built-in suite, or the export's `customer_key`).
+(`evaluator.metadata.profile` in the built-in suite, or the export's `customer_key`). For an LLM
+judge: build its input with `judge_request(task, pitch)` (sheet facts + pitch, never the profile),
+then score its verdict with `score_verdict(attribute_weights(task), verdict, word_count)`, or just
+pass the judge to `DOMAIN.grade`, which does both and names the judge in `Grade.judge`.
 """
 
 from simulators.domains.pitch.domain import PitchDomain
+from simulators.domains.pitch.grader import attribute_weights
 from simulators.domains.pitch.judge import LEXICON_JUDGE, LexiconJudge, judge_request
 from simulators.domains.pitch.rubric import RubricScore, score_verdict
 
-__all__ = ["DOMAIN", "LEXICON_JUDGE", "LexiconJudge", "PitchDomain", "RubricScore", "judge_request",
-           "score_verdict"]
+__all__ = ["DOMAIN", "LEXICON_JUDGE", "LexiconJudge", "PitchDomain", "RubricScore", "attribute_weights",
+           "judge_request", "score_verdict"]
 
 DOMAIN = PitchDomain()

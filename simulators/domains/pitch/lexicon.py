@@ -131,6 +131,13 @@ _CLAIMS: tuple[str, ...] = (
 )
 """Concrete factual claims no sheet attribute covers: specs, awards, shipping and price terms."""
 
+_MOOD: tuple[str, ...] = (
+    r"(?:skip|cut through|ignore|beyond|past|forget|no need for) (?:the |all the )?(?:hype|buzz)",
+)
+"""Stock phrases that contain a cue word but assert nothing about the product ("skip the hype").
+They take part in overlap resolution and are then dropped, so they shadow the cue inside them."""
+_NEUTRAL = ("", "")
+
 _NEGATORS = frozenset({
     "not", "no", "never", "isn't", "isnt", "wasn't", "aren't", "without", "nor", "neither", "hardly",
     "don't", "doesn't", "won't",
@@ -144,6 +151,7 @@ def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _CUE_PATTERNS: dict[tuple[str, str], re.Pattern[str]] = {pair: _compile(p) for pair, p in _CUES.items()}
+_CUE_PATTERNS[_NEUTRAL] = _compile(_MOOD)
 _CLAIM_PATTERN = _compile(_CLAIMS)
 
 
@@ -177,7 +185,7 @@ def find_cues(text: str) -> list[CueHit]:
         if all(end <= s or start >= e for s, e, _ in kept):
             kept.append((start, end, pair))
     kept.sort()
-    return [CueHit(pair[0], pair[1], s, e, low[s:e], _negated(low, s)) for s, e, pair in kept]
+    return [CueHit(pair[0], pair[1], s, e, low[s:e], _negated(low, s)) for s, e, pair in kept if pair != _NEUTRAL]
 
 
 def find_claims(text: str) -> list[str]:

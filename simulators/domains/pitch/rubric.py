@@ -83,6 +83,10 @@ def score_verdict(weights: Mapping[str, int], verdict: JudgeVerdict, words: int)
     """Score a verdict. `weights` maps each sheet attribute to the customer's weight for the value
     the sheet states; an attribute the verdict does not label counts as not addressed."""
     labels = {attribute: verdict.labels.get(attribute, NOT_ADDRESSED) for attribute in weights}
+    unknown = sorted({label for label in labels.values() if label not in LABELS})
+    if unknown:
+        # Fail closed: reading an unexpected label as "not addressed" would silently under-score.
+        raise ValueError(f"judge {verdict.judge!r} returned label(s) {unknown}; expected one of {list(LABELS)}")
     touched = {attribute for attribute, label in labels.items() if label in (MENTIONED, CONTRADICTED)}
     liked_total = sum(w for w in weights.values() if w > 0)
     liked_mentioned = sum(w for a, w in weights.items() if w > 0 and labels[a] == MENTIONED)

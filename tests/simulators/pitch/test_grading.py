@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from simulators.domain import JudgeRequest, JudgeVerdict
 from simulators.domains.pitch import DOMAIN, judge_request
 from simulators.domains.pitch.grader import attribute_weights
 from simulators.domains.pitch.wording import PITCH_SENTENCES
@@ -65,8 +66,6 @@ async def test_grade_records_judge_and_breakdown(pitch_scenarios: dict[str, Scen
 
 
 async def test_a_plugged_judge_is_used_and_named(pitch_scenarios: dict[str, Scenario]) -> None:
-    from simulators.domain import JudgeRequest, JudgeVerdict
-
     class AllMentioned:
         name = "fake-llm"
 

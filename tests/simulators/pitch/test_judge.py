@@ -83,3 +83,9 @@ async def test_judge_protocol_and_name() -> None:
     verdict = await LEXICON_JUDGE.assess(JudgeRequest("X (y)", ITEMS, "Affordable."))
     assert verdict.judge == LEXICON_JUDGE.name == "lexicon"
     assert verdict.labels["price"] == "mentioned"
+
+
+def test_stock_mood_phrases_shadow_the_cue_inside_them() -> None:
+    labels, invented = labels_of("Skip the hype: it is affordable.")
+    assert labels["buzz"] == "not_addressed" and labels["price"] == "mentioned"
+    assert invented == ()

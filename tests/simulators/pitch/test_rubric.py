@@ -71,8 +71,9 @@ def test_over_ninety_words_caps_at_25() -> None:
     assert score_verdict(WEIGHTS, perfect, 90).score == 100.0
     capped = score_verdict(WEIGHTS, perfect, 91)
     assert capped.score == 25.0 and capped.over_word_cap
-    low = verdict(features="mentioned")
-    assert score_verdict(WEIGHTS, low, 120).score == pytest.approx(100 / 3 if 100 / 3 < 25 else 25.0)
+    assert score_verdict(WEIGHTS, verdict(features="mentioned"), 120).score == 25.0  # 33.3 capped
+    below_cap = verdict(features="mentioned", eco="mentioned")
+    assert score_verdict(WEIGHTS, below_cap, 120).score == pytest.approx(100 / 6)  # already under 25
 
 
 def test_empty_pitch_and_nothing_liked_score_zero() -> None:
@@ -87,3 +88,8 @@ def test_unlabelled_items_count_as_not_addressed() -> None:
 def test_word_count_splits_on_whitespace() -> None:
     assert word_count("  one two\nthree\tfour ") == 4
     assert word_count("") == 0
+
+
+def test_unknown_labels_fail_closed() -> None:
+    with pytest.raises(ValueError, match="'M'"):
+        score_verdict(WEIGHTS, verdict(price="M"), 50)
