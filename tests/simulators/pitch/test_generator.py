@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from simulators.dataset import task_row
+from simulators.dataset import load_dataset, task_row, write_dataset
 from simulators.domains.pitch import DOMAIN
 from simulators.domains.pitch.attributes import TIER_DIMS
 from simulators.domains.pitch.rules import SCHEDULES
@@ -103,3 +105,11 @@ def test_test_products_are_held_out_from_serving(pitch_scenarios: dict[str, Scen
 def test_unknown_scenario_is_refused() -> None:
     with pytest.raises(ValueError, match="pitch_l1"):
         DOMAIN.generate("pitch_l9", 0)
+
+
+def test_written_dataset_loads_back_identical(pitch_scenarios: dict[str, Scenario], tmp_path: Path) -> None:
+    scenario = pitch_scenarios["pitch_l1"]
+    write_dataset(tmp_path / "suite", [scenario])
+    loaded = load_dataset(tmp_path / "suite").scenarios["pitch_l1"]
+    assert rows(loaded) == rows(scenario)
+    assert loaded.environment == scenario.environment
