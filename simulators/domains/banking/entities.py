@@ -113,8 +113,7 @@ def make_population(rng: random.Random, ids: Ids) -> Population:
 def make_account(rng: random.Random, ids: Ids, **fixed: JSON) -> dict[str, JSON]:
     """A fresh account; `fixed` pins attributes a ticket is about (tenure, standing, today_total...)."""
     account_id = ids.new("ACC", 6)
-    tenure = fixed.get("tenure_years", rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9)))
-    assert isinstance(tenure, int)
+    tenure = int(fixed.get("tenure_years", rng.randint(0, 9)))
     month = rng.randint(1, 12)
     opened_year = TODAY_YEAR - tenure - (1 if month > TODAY_MONTH else 0)
     account: dict[str, JSON] = {

@@ -30,6 +30,10 @@ def gold_snapshot(environment: ScenarioEnvironment, task: Task) -> tuple[JSON, l
     return world.snapshot(), errors
 
 
+def _number(value: JSON) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def answer_ok(answer: JSON, finish_arguments: Mapping[str, JSON]) -> bool:
     declared_refusal = finish_arguments.get("decision") == "refuse"
     if answer is None:
@@ -39,8 +43,8 @@ def answer_ok(answer: JSON, finish_arguments: Mapping[str, JSON]) -> bool:
         return declared_refusal and isinstance(reasons, list) and finish_arguments.get("reason") in reasons
     given = finish_arguments.get("answer")
     if isinstance(answer, float) or isinstance(given, float):
-        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (answer, given))
-        return numeric and abs(float(answer) - float(given)) <= 0.01  # type: ignore[arg-type]
+        expected, actual = _number(answer), _number(given)
+        return expected is not None and actual is not None and abs(expected - actual) <= 0.01
     return type(given) is type(answer) and bool(given == answer)
 
 

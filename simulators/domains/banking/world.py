@@ -159,13 +159,12 @@ class BankingWorld:
     def _decide_batch(self, arguments: Mapping[str, JSON]) -> str:
         case = self._target("decide_batch", arguments)
         _require_form(case, "batch", "decide_batch")
-        lines = [line for line in case.get("lines") or [] if isinstance(line, dict)]
-        numbers = {n for n in (line.get("line") for line in lines) if isinstance(n, int)}
-        decided = _batch_decisions(arguments.get("decisions"), numbers)
+        lines = {line["line"]: line for line in case.get("lines") or []
+                 if isinstance(line, dict) and isinstance(line.get("line"), int)}
+        decided = _batch_decisions(arguments.get("decisions"), set(lines))
         self._commit("decide_batch", case)
-        for line in lines:
-            action, reason = decided[line["line"]]
-            line["status"], line["reason"] = _STATUS[action], reason
+        for number, (action, reason) in decided.items():
+            lines[number]["status"], lines[number]["reason"] = _STATUS[action], reason
         case["status"] = "settled"
         return f"Batch {self._case_id} settled ({len(lines)} lines)."
 
