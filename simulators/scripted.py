@@ -12,7 +12,7 @@ Variants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import orjson
 
@@ -32,12 +32,16 @@ class ScriptedAgent:
         self._domain = domain
         self._variant = variant
 
-    def respond(self, system: str, messages: Sequence[Message]) -> AssistantTurn:
+    def respond(
+        self, system: str, messages: Sequence[Message], tool_names: Collection[str] = ("read_docs",)
+    ) -> AssistantTurn:
+        """The next turn. Without a `read_docs` tool (the export's pitch scenarios) there are no documents
+        to read, so the agent plans from the system prompt's blocks alone."""
         instruction = next((m.content for m in messages if m.role == "user"), "")
         history = exchanges(messages)
         turn_number = sum(1 for m in messages if m.role == "assistant") + 1
         documents = [h.observation for h in history if h.name == "read_docs"]
-        if not documents:
+        if not documents and "read_docs" in tool_names:
             planned = PlannedCall("read_docs", {"doc": "policy"}, "Read the documented policy first.")
         else:
             texts = [*documents, system] if self._variant == "oracle" else documents

@@ -39,7 +39,8 @@ class ScriptedModel:
         if agent is None:
             domain = self._domains[request.domain] if self._domains else get_domain(request.domain)
             agent = self._agents[request.domain] = ScriptedAgent(domain, self._variant)
-        turn = agent.respond(request.system, request.messages)
+        tool_names = [str(tool["function"]["name"]) for tool in request.tools]
+        turn = agent.respond(request.system, request.messages, tool_names)
         prompt = len(request.system) + sum(len(m.content) for m in request.messages)
         usage = Usage(input_tokens=max(1, prompt // 4),
                       output_tokens=_estimate_tokens(turn.reasoning + turn.text)
