@@ -1,8 +1,7 @@
 """The offline `scripted` model: a deterministic agent behind the same interface as real providers.
 
 Model names: `scripted` (= `scripted:oracle`, which reads policy blocks in its system prompt) and
-`scripted:docs` (documents only). It costs nothing and reports token counts estimated from text
-length, so dashboards and reports have something honest-but-labelled to show.
+`scripted:docs` (documents only). It is not a language model: it costs nothing and reports no tokens.
 """
 
 from __future__ import annotations
@@ -15,10 +14,6 @@ from simulators.registry import get_domain
 from simulators.scripted import SCRIPTED_VARIANTS, ScriptedAgent
 
 __all__ = ["ScriptedModel"]
-
-
-def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
 
 
 class ScriptedModel:
@@ -41,8 +36,4 @@ class ScriptedModel:
             agent = self._agents[request.domain] = ScriptedAgent(domain, self._variant)
         tool_names = [str(tool["function"]["name"]) for tool in request.tools]
         turn = agent.respond(request.system, request.messages, tool_names)
-        prompt = len(request.system) + sum(len(m.content) for m in request.messages)
-        usage = Usage(input_tokens=max(1, prompt // 4),
-                      output_tokens=_estimate_tokens(turn.reasoning + turn.text)
-                      + sum(_estimate_tokens(c.arguments) for c in turn.tool_calls))
-        return ModelResponse(turn=turn, usage=usage, cost_usd=0.0)
+        return ModelResponse(turn=turn, usage=Usage(), cost_usd=0.0)
