@@ -1,0 +1,88 @@
+"""What one episode may see of the store, and the per-world lookups that make a fresh world cheap.
+
+An episode sees the world's shared orders (`_episode_view.base_orders`, empty in built-in scenarios)
+plus its own order, found from the order ids written in the instruction, or from the evaluator's
+metadata when the instruction names none that exist (the world is trusted environment code; the agent
+never sees the metadata). Test episodes also lose catalog variants marked serving-only, as in the
+public export.
+
+Indexes are built once per world object and cached, so `new_world` never scans the catalog or the
+customer base.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from simulators.domains.retail.vocab import OFFICIAL_MECHANICS
+from simulators.protocol import JSON, Task
+
+__all__ = ["WorldIndex", "episode_orders", "order_ids_in", "world_index"]
+
+_ORDER_ID = re.compile(r"#?\bW(\d{7})\b")
+_CACHE_SIZE = 32
+
+
+@dataclass(frozen=True)
+class WorldIndex:
+    base_orders: frozenset[str]
+    user_by_key: Mapping[tuple[str, str, str], str]
+    """(first name, last name, zip), lower-cased -> user id."""
+    serving_only: frozenset[str]
+    """Variant item ids test episodes do not see."""
+    statuses: Mapping[str, frozenset[str]]
+    """Mechanics: write kind (cancel, modify, return, exchange) -> order statuses it accepts."""
+
+
+_cache: dict[int, tuple[Mapping[str, JSON], WorldIndex]] = {}
+_lock = threading.Lock()
+
+
+def world_index(world: Mapping[str, JSON]) -> WorldIndex:
+    """The index of a world object, built on first use. The cache holds the world itself so an id is
+    never reused for another object while its entry lives."""
+    hit = _cache.get(id(world))
+    if hit is not None and hit[0] is world:
+        return hit[1]
+    index = _build_index(world)
+    with _lock:
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.clear()
+        _cache[id(world)] = (world, index)
+    return index
+
+
+def _build_index(world: Mapping[str, JSON]) -> WorldIndex:
+    view = world.get("_episode_view") or {}
+    users = world.get("users", {})
+    keys: dict[tuple[str, str, str], str] = {}
+    for user_id, user in users.items():
+        name, address = user.get("name", {}), user.get("address", {})
+        key = (str(name.get("first_name", "")).lower(), str(name.get("last_name", "")).lower(),
+               str(address.get("zip", "")))
+        keys.setdefault(key, str(user_id))
+    declared = world.get("_mechanics") or {}
+    statuses = {kind: frozenset(declared.get(kind, default)) for kind, default in OFFICIAL_MECHANICS.items()}
+    return WorldIndex(
+        base_orders=frozenset(view.get("base_orders", [])),
+        user_by_key=keys,
+        serving_only=frozenset(view.get("serving_only_variants", [])),
+        statuses=statuses,
+    )
+
+
+def order_ids_in(text: str) -> list[str]:
+    """Order ids written in a text, normalized to `#W` + 7 digits, in order of appearance."""
+    return list(dict.fromkeys(f"#W{digits}" for digits in _ORDER_ID.findall(text)))
+
+
+def episode_orders(world: Mapping[str, JSON], task: Task) -> tuple[str, ...]:
+    orders = world.get("orders", {})
+    named = tuple(order_id for order_id in order_ids_in(task.instruction) if order_id in orders)
+    if named:
+        return named
+    fallback = task.evaluator.metadata.get("order_id")
+    return (str(fallback),) if isinstance(fallback, str) and fallback in orders else ()
