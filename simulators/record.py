@@ -43,7 +43,8 @@ class EpisodeRecord:
 
 
 def score_line(reward: float) -> str:
-    return f"Score: {round(reward * 100)}/100."
+    """`Score: 100/100.` for binary domains; pitch rewards are continuous (`Score: 73.5/100.`)."""
+    return f"Score: {round(reward * 100, 4):g}/100."
 
 
 def render_record(record: EpisodeRecord) -> str:
@@ -59,5 +60,6 @@ def render_record(record: EpisodeRecord) -> str:
         else:
             parts.append(f"  action: {step.action_name}({step.action_arguments})")
         parts.append(f"  observation: {step.observation}")
+        parts.append("")
     parts.append(score_line(record.reward))
     return "\n".join(parts)

@@ -62,7 +62,7 @@ class ToyDomain:
     def new_world(self, environment: ScenarioEnvironment, task: Task) -> ToyWorld:
         return ToyWorld(copy.deepcopy(dict(environment.world)), str(task.evaluator.metadata["case_id"]))
 
-    async def grade(self, environment: ScenarioEnvironment, task: Task, world: ToyWorld,  # type: ignore[override]
+    async def grade(self, environment: ScenarioEnvironment, task: Task, world: ToyWorld,
                     finish_arguments: Mapping[str, JSON] | None, judge: Judge | None) -> Grade:
         gold = task.evaluator.actions[0].kwargs["decision"]
         ok = finish_arguments is not None and world.state["cases"][world.case_id] == gold
@@ -82,7 +82,10 @@ class ToyDomain:
 def toy_scenario(windows: int = 3, serving_per_window: int = 4, test_per_window: int = 3,
                  name: str = "toy_l1") -> Scenario:
     """Gold decision flips each window: `yes` in even windows, `no` in odd ones."""
-    serving, test, rows, cases = [], [], [], {}
+    serving: list[Task] = []
+    test: list[Task] = []
+    rows: list[Window] = []
+    cases: dict[str, JSON] = {}
     position = 0
     for w in range(windows):
         rows.append(Window(w, position + 1, f"window {w}: decide {'yes' if w % 2 == 0 else 'no'}"))
