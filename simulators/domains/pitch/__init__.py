@@ -3,7 +3,8 @@ is hidden and changes between windows.
 
 Modules: `attributes` (dimensions and values), `lexicon` (phrases asserting each value, and claims no
 attribute covers), `wording` (all surface text), `sheet` (render / read a product sheet),
-`profiles` (customer weights: built-in, documented, and the public export's), `rules` (which customer
+`profiles` (the built-in and documented customers' weights), `taste` (a customer's weights read
+from a prose bulletin, for datasets in the public export's layout), `rules` (which built-in customer
 is active per window, Oracle bulletins), `documents` (system prompt, tools, policy.md, workflow.md),
 `rubric` (labels + weights -> score), `judge` (the offline `LexiconJudge`, `judge_request`),
 `grader`, `composer` + `planner` (the scripted writer), `generator`, `world`, `domain`.
@@ -27,10 +28,15 @@ Policy block schema (Oracle bulletins, `policy.md`, and any block a learning met
 The scripted planner states every sheet fact with a positive weight and nothing else.
 
 Grading (FORMAT.md): a judge labels each sheet attribute mentioned / contradicted / not_addressed and
-lists invented claims; `rubric.score_verdict` weighs them with the hidden profile
-(`evaluator.metadata.profile` in the built-in suite, or the export's `customer_key`). For an LLM
-judge: build its input with `judge_request(task, pitch)` (sheet facts + pitch, never the profile),
-then score its verdict with `score_verdict(attribute_weights(task), verdict, word_count)`, or just
+lists invented claims; `rubric.score_verdict` weighs them with the hidden profile:
+`evaluator.metadata.profile` when the task carries one (the built-in suite), else the prose bulletin
+of the task's window in `windows.json` (the export's layout; see `taste`: "They like: ...",
+"They dislike: ...", "(do NOT bring this up)" -> +1 / -1 / -3, matched verbatim to the task's own
+fact lines). Bulletin prose cannot mark a strong like, so every like weighs +1 there: full coverage
+scores as in the reference, partial coverage may differ slightly from its +2 strong likes. A bulletin
+without that structure raises `taste.BulletinError` naming the scenario and window. For an LLM judge:
+build its input with `judge_request(task, pitch)` (sheet facts + pitch, never the profile), then score
+its verdict with `score_verdict(attribute_weights(environment, task), verdict, word_count)`, or just
 pass the judge to `DOMAIN.grade`, which does both and names the judge in `Grade.judge`.
 """
 

@@ -28,7 +28,7 @@ class PitchDomain:
         finish_arguments: Mapping[str, JSON] | None,
         judge: Judge | None,
     ) -> Grade:
-        return await grade_pitch(task, finish_arguments, judge)
+        return await grade_pitch(environment, task, finish_arguments, judge)
 
     def generate(self, scenario: str, seed: int) -> Scenario:
         return generate_scenario(scenario, seed)

@@ -35,7 +35,7 @@ _CUES: dict[tuple[str, str], tuple[str, ...]] = {
         r"countless (?:owners|users)",
     ),
     ("popularity", "niche"): (
-        r"small number of owners", r"(?:small|tiny|select|limited) (?:user|owner|customer) base",
+        r"small number of (?:owners|users|buyers)", r"(?:small|tiny|select|limited) (?:user|owner|customer) base",
         r"(?:few|a handful of) (?:owners|users)", r"niche", r"not many (?:people|owners|users)",
         r"small (?:circle|group|community) of (?:owners|users|fans)", r"few people own",
     ),
@@ -57,7 +57,7 @@ _CUES: dict[tuple[str, str], tuple[str, ...]] = {
         r"statement (?:design|look|piece)", r"unconventional (?:design|look)",
     ),
     ("design", "classic"): (
-        r"understated", r"visually traditional", r"traditional (?:look|design|styling|exterior|appearance|lines)",
+        r"understated", r"traditional (?:look|design|styling|exterior|appearance|lines)",
         r"timeless (?:look|design|styling)", r"classic (?:look|design|styling|lines|exterior)",
         r"low[- ]key (?:look|design|styling)", r"conservative (?:look|design|styling)",
     ),
@@ -84,7 +84,8 @@ _CUES: dict[tuple[str, str], tuple[str, ...]] = {
         r"social media (?:sensation|hit|favou?rite)", r"making headlines",
     ),
     ("buzz", "under_the_radar"): (
-        r"under the radar", r"rarely mentioned", r"(?:little|no|barely any) (?:press|hype|buzz|media attention)",
+        r"under the radar", r"rarely (?:mentioned|covered|written about)",
+        r"(?:little|no|barely any) (?:press|hype|buzz|media attention)",
         r"low[- ]profile", r"quiet (?:reputation|favou?rite|achiever|pick)", r"hidden gem", r"off the radar",
         r"(?:out of|away from) the spotlight", r"(?:without|free of) (?:the )?hype", r"not (?:much )?hyped",
     ),

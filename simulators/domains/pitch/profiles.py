@@ -3,13 +3,14 @@
 Weights: +2 strong like, +1 like, 0 neutral, -1 dislike, -3 red line. A profile lists its non-zero
 weights by rule id (`<attribute>.<value>`, the policy-block schema); everything unlisted is neutral.
 
-Three groups live here:
+Two groups live here:
 - the built-in suite's customers (`BUILTIN`), including the drifted and flipped variants the L2/L3
   schedules use;
 - the documented customer of `policy.md` (`DOCUMENTED`), stale on purpose: it pushes hype and
-  popularity that most current customers dislike, and forbids price talk some of them love;
-- the public export's customers (`OFFICIAL`), keyed as its task lines name them in
-  `evaluator.metadata.customer_key`, so that export grades unchanged.
+  popularity that most current customers dislike, and forbids price talk some of them love.
+
+A dataset in the public export's layout names no weights: its customers are read at grading time
+from the prose of its own Oracle bulletins (`taste`).
 """
 
 from __future__ import annotations
@@ -18,15 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from simulators.domains.pitch.attributes import ATTRIBUTES, parse_rule_id, rule_id
-from simulators.protocol import JSON, Task
 
 __all__ = [
     "BUILTIN",
     "DOCUMENTED",
-    "OFFICIAL",
     "Profile",
     "profile_rules",
-    "task_weights",
 ]
 
 STRONG, LIKE, DISLIKE, RED = 2, 1, -1, -3
@@ -63,8 +61,8 @@ def _profile(key: str, name: str, summary: str, **weights: int) -> Profile:
 
 _BARGAIN = _profile(
     "bargain_hunter", "the bargain hunter",
-    "Wants the most for the money: a low or sensible price and plenty of function win them over; paying "
-    "extra for green, designer, handmade or hyped goods feels like a waste.",
+    "Counts every coin: a low or sensible price and plenty of function are what sell it; paying extra "
+    "for green, designer, handmade or hyped goods feels like money thrown away.",
     price__low=STRONG, price__mid=LIKE, price__high=RED, features__full=LIKE, launch__classic=LIKE,
     warranty__long_warranty=LIKE, availability__everywhere=LIKE, eco__eco=DISLIKE, buzz__viral=DISLIKE,
     design__unique=DISLIKE, warranty__final_sale=DISLIKE, origin__handcrafted=DISLIKE,
@@ -80,8 +78,8 @@ _TRENDSETTER = _profile(
 )
 _GREEN = _profile(
     "green_minimalist", "the green minimalist",
-    "Buys little and buys green: sustainable materials and pared-down products that waste less; standard "
-    "materials are a deal breaker, and loud, feature-stuffed or pricey goods put them off.",
+    "Buys little and buys green: sustainable materials and lean products with nothing to throw away; "
+    "conventional materials are a deal breaker, and loud, feature-stuffed or pricey goods put them off.",
     eco__eco=STRONG, features__minimal=LIKE, origin__handcrafted=LIKE, warranty__long_warranty=LIKE,
     eco__regular=RED, features__full=DISLIKE, buzz__viral=DISLIKE, price__high=DISLIKE,
     origin__mass_produced=DISLIKE,
@@ -96,8 +94,8 @@ _SKEPTIC = _profile(
 )
 _CAUTIOUS = _profile(
     "cautious_planner", "the cautious planner",
-    "Buys to avoid regret: a long warranty is decisive and a final sale is out of the question. Trusts what "
-    "is established, widely owned and easy to get; new, unusual or scarce items make them nervous.",
+    "Buys to avoid regret: a long warranty settles it, and a no-returns sale is out of the question. Trusts "
+    "what is established, widely owned and easy to get; new, unusual or scarce items unsettle them.",
     warranty__long_warranty=STRONG, launch__classic=LIKE, popularity__many_users=LIKE,
     availability__everywhere=LIKE, design__classic=LIKE, price__mid=LIKE, origin__mass_produced=LIKE,
     warranty__final_sale=RED, launch__just_launched=DISLIKE, popularity__niche=DISLIKE,
@@ -150,56 +148,3 @@ DOCUMENTED = _profile(
     features__minimal=DISLIKE, eco__regular=DISLIKE, launch__classic=DISLIKE, design__classic=DISLIKE,
     origin__mass_produced=DISLIKE, warranty__final_sale=RED,
 )
-
-# The public export's six customers, as its task lines name them. The weights are the export's own
-# (they are what its rewards were computed with); only the representation is ours.
-OFFICIAL: dict[str, Profile] = {
-    p.key: p for p in (
-        _profile("risk_averse", "the risk-averse buyer", "",
-                 launch__classic=LIKE, launch__just_launched=DISLIKE, popularity__many_users=LIKE,
-                 popularity__niche=DISLIKE, price__mid=LIKE, design__classic=LIKE, design__unique=DISLIKE,
-                 features__full=LIKE, buzz__viral=DISLIKE, warranty__long_warranty=STRONG,
-                 warranty__final_sale=RED, origin__mass_produced=LIKE, origin__handcrafted=DISLIKE,
-                 availability__everywhere=LIKE, availability__limited=DISLIKE),
-        _profile("identity", "the identity-expressive buyer", "",
-                 launch__just_launched=LIKE, launch__classic=DISLIKE, popularity__niche=STRONG,
-                 popularity__many_users=DISLIKE, price__high=LIKE, price__low=RED, design__unique=STRONG,
-                 design__classic=DISLIKE, eco__eco=LIKE, features__minimal=LIKE, buzz__viral=DISLIKE,
-                 origin__handcrafted=STRONG, origin__mass_produced=RED, availability__limited=LIKE,
-                 availability__everywhere=DISLIKE),
-        _profile("anti_marketing", "the anti-marketing rationalist", "",
-                 launch__just_launched=DISLIKE, launch__classic=LIKE, popularity__many_users=RED,
-                 price__mid=LIKE, price__low=LIKE, price__high=DISLIKE, design__unique=DISLIKE, eco__eco=DISLIKE,
-                 features__minimal=STRONG, features__full=DISLIKE, buzz__viral=RED, buzz__under_the_radar=LIKE,
-                 warranty__long_warranty=LIKE, warranty__final_sale=DISLIKE, availability__everywhere=LIKE,
-                 availability__limited=DISLIKE),
-        _profile("eco", "the eco-conscious buyer", "",
-                 eco__eco=STRONG, eco__regular=DISLIKE, features__minimal=LIKE, buzz__viral=DISLIKE,
-                 origin__handcrafted=LIKE, origin__mass_produced=DISLIKE),
-        _profile("conformist", "the go-with-the-crowd buyer", "",
-                 popularity__many_users=STRONG, popularity__niche=DISLIKE, buzz__viral=STRONG,
-                 buzz__under_the_radar=DISLIKE, features__full=LIKE, design__unique=DISLIKE, launch__classic=LIKE,
-                 availability__everywhere=STRONG, availability__limited=RED, warranty__long_warranty=LIKE,
-                 warranty__final_sale=DISLIKE, origin__mass_produced=LIKE, origin__handcrafted=DISLIKE),
-        _profile("value", "the value-for-money buyer", "",
-                 price__low=STRONG, price__mid=LIKE, price__high=DISLIKE, eco__eco=DISLIKE, design__unique=DISLIKE,
-                 design__classic=LIKE, features__full=LIKE, buzz__viral=DISLIKE, launch__classic=LIKE,
-                 warranty__long_warranty=LIKE, warranty__final_sale=DISLIKE, origin__mass_produced=LIKE,
-                 origin__handcrafted=DISLIKE, availability__everywhere=LIKE, availability__limited=DISLIKE),
-    )
-}
-
-
-def task_weights(task: Task) -> dict[str, int]:
-    """The hidden profile of a task, by rule id: `evaluator.metadata.profile` (built-in suite) or the
-    export customer named by `evaluator.metadata.customer_key`."""
-    metadata: Mapping[str, JSON] = task.evaluator.metadata
-    profile = metadata.get("profile")
-    if isinstance(profile, Mapping):
-        return {str(rule): int(weight) for rule, weight in profile.items()}
-    key = str(metadata.get("customer_key", ""))
-    known = OFFICIAL.get(key) or BUILTIN.get(key)
-    if known is None:
-        raise ValueError(f"pitch task {task.task_id}: no profile in evaluator.metadata and unknown customer_key "
-                         f"'{key}'; known: {sorted(OFFICIAL) + sorted(BUILTIN)}")
-    return dict(known.weights)

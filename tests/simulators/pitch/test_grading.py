@@ -28,8 +28,8 @@ async def test_gold_pitch_scores_one_on_every_task(pitch_scenarios: dict[str, Sc
         assert await reward(scenario, task, gold) == 1.0, task.task_id
 
 
-def disliked_sentence(task: Task, red: bool) -> str | None:
-    weights = attribute_weights(task)
+def disliked_sentence(scenario: Scenario, task: Task, red: bool) -> str | None:
+    weights = attribute_weights(scenario.environment, task)
     product = task.evaluator.metadata["product"]
     for attribute, weight in weights.items():
         if (weight <= -3) if red else (-3 < weight < 0):
@@ -47,7 +47,7 @@ async def test_wrong_variants_lose_points(pitch_scenarios: dict[str, Scenario]) 
         assert await reward(scenario, task, gold + " It is waterproof.") == pytest.approx(0.5)
         assert await reward(scenario, task, gold + " Ships free." + " And more." * 30) == pytest.approx(0.25)
         for kind, factor in (("dislike", 0.5), ("red", 0.3)):
-            sentence = disliked_sentence(task, kind == "red")
+            sentence = disliked_sentence(scenario, task, kind == "red")
             if sentence:
                 checked[kind] += 1
                 assert await reward(scenario, task, f"{gold} {sentence}") == pytest.approx(factor)
@@ -61,7 +61,8 @@ async def test_grade_records_judge_and_breakdown(pitch_scenarios: dict[str, Scen
                                {"pitch": str(task.evaluator.answer)}, None)
     assert grade.judge == "lexicon"
     assert grade.details["score"] == 100.0
-    assert set(grade.details["labels"]) == set(attribute_weights(task))
+    assert set(grade.details["labels"]) == set(attribute_weights(scenario.environment, task))
+    assert grade.details["weights_from"] == "profile"
     assert grade.details["customer_key"] == task.evaluator.metadata["customer_key"]
 
 
@@ -81,10 +82,11 @@ async def test_a_plugged_judge_is_used_and_named(pitch_scenarios: dict[str, Scen
 
 
 def test_judge_request_shows_the_sheet_not_the_profile(pitch_scenarios: dict[str, Scenario]) -> None:
-    task = pitch_scenarios["pitch_l2"].test[0]
+    scenario = pitch_scenarios["pitch_l2"]
+    task = scenario.test[0]
     request = judge_request(task, "a pitch")
     product = task.evaluator.metadata["product"]
     assert request.product == f"{product['name']} ({product['category']})"
-    assert [item.attribute for item in request.items] == list(attribute_weights(task))
+    assert [item.attribute for item in request.items] == list(attribute_weights(scenario.environment, task))
     assert all(f"  - {item.fact}" in task.instruction for item in request.items)
     assert request.pitch == "a pitch"

@@ -6,11 +6,11 @@ from simulators.domain import JudgeItem, JudgeRequest
 from simulators.domains.pitch.judge import LEXICON_JUDGE, label_pitch
 
 ITEMS = (
-    JudgeItem("popularity", "already has a large user base"),
-    JudgeItem("price", "budget-friendly price"),
-    JudgeItem("eco", "standard materials"),
-    JudgeItem("features", "feature-rich, does a lot"),
-    JudgeItem("buzz", "a trending, much-talked-about item"),
+    JudgeItem("popularity", "a big customer base"),
+    JudgeItem("price", "easy on the wallet"),
+    JudgeItem("eco", "conventional materials"),
+    JudgeItem("features", "packed with features"),
+    JudgeItem("buzz", "trending right now"),
 )
 
 
@@ -60,7 +60,7 @@ def test_off_sheet_attributes_and_specs_are_invented() -> None:
 
 
 def test_product_name_and_category_are_never_claims() -> None:
-    request = JudgeRequest("Eco Trend 5 (premium kettle)", (JudgeItem("price", "budget-friendly price"),),
+    request = JudgeRequest("Eco Trend 5 (premium kettle)", (JudgeItem("price", "low-priced"),),
                            "The Eco Trend 5 premium kettle has a budget-friendly price.")
     verdict = label_pitch(request)
     assert verdict.labels == {"price": "mentioned"}

@@ -18,30 +18,30 @@ from simulators.domains.pitch.wording import (
     SHEET_PHRASINGS,
 )
 
-EXPORT_STYLE_LINES = {
-    ("launch", "just_launched"): "just launched this season",
-    ("launch", "classic"): "on the market for years, well-established",
-    ("popularity", "many_users"): "already has a large user base",
-    ("popularity", "niche"): "has only a small number of owners",
-    ("price", "low"): "budget-friendly price",
-    ("price", "mid"): "mid-range price",
-    ("price", "high"): "premium price",
-    ("design", "unique"): "bold, distinctive design",
-    ("design", "classic"): "a visually traditional, understated exterior",
-    ("eco", "eco"): "made from sustainable / eco materials",
-    ("eco", "regular"): "standard materials",
-    ("features", "full"): "feature-rich, does a lot",
-    ("features", "minimal"): "provides only the essential functions, with few extras",
-    ("buzz", "viral"): "a trending, much-talked-about item",
-    ("buzz", "under_the_radar"): "rarely mentioned in the press or on social media",
-    ("warranty", "long_warranty"): "backed by a long warranty and easy returns",
-    ("warranty", "final_sale"): "sold as-is, final sale",
-    ("origin", "handcrafted"): "made by hand rather than by machine",
-    ("origin", "mass_produced"): "factory-made at scale",
-    ("availability", "limited"): "stocked in very few places and hard to obtain",
-    ("availability", "everywhere"): "in stock everywhere",
+PARAPHRASES = {
+    ("launch", "just_launched"): "hit the shelves as a new arrival",
+    ("launch", "classic"): "a tried and tested model, around for years",
+    ("popularity", "many_users"): "a crowd favourite with a big customer base",
+    ("popularity", "niche"): "known to a small circle of owners",
+    ("price", "low"): "priced to be affordable",
+    ("price", "mid"): "reasonably priced, middle of the range",
+    ("price", "high"): "a high-end, luxury price",
+    ("design", "unique"): "a striking statement piece",
+    ("design", "classic"): "a timeless design with an understated finish",
+    ("eco", "eco"): "made with eco-friendly, renewable materials",
+    ("eco", "regular"): "made from everyday materials",
+    ("features", "full"): "an all-in-one that does it all",
+    ("features", "minimal"): "a no-frills tool with nothing extra",
+    ("buzz", "viral"): "a social media sensation, making headlines",
+    ("buzz", "under_the_radar"): "a hidden gem kept out of the spotlight",
+    ("warranty", "long_warranty"): "backed by a multi-year warranty and hassle-free returns",
+    ("warranty", "final_sale"): "non-returnable: all sales are final",
+    ("origin", "handcrafted"): "hand-finished by artisans",
+    ("origin", "mass_produced"): "machine-made in a large plant",
+    ("availability", "limited"): "a limited edition in short supply",
+    ("availability", "everywhere"): "readily available, always in stock",
 }
-"""Sheet lines as the public export words them."""
+"""Sheet lines worded unlike any of the domain's own tables: the judge must read paraphrases."""
 
 
 def values_read(text: str) -> set[tuple[str, str, bool]]:
@@ -50,7 +50,7 @@ def values_read(text: str) -> set[tuple[str, str, bool]]:
 
 @pytest.mark.parametrize("pair", all_pairs())
 def test_each_phrase_reads_as_its_own_value(pair: tuple[str, str]) -> None:
-    texts = [*SHEET_PHRASINGS[pair], PITCH_SENTENCES[pair], LABELS[pair], EXPORT_STYLE_LINES[pair]]
+    texts = [*SHEET_PHRASINGS[pair], PITCH_SENTENCES[pair], LABELS[pair], PARAPHRASES[pair]]
     for text in texts:
         assert values_read(text) == {(*pair, False)}, text
         assert find_claims(text) == [], text
@@ -66,12 +66,12 @@ def test_longest_overlapping_cue_wins() -> None:
     assert values_read("non-returnable") == {("warranty", "final_sale", False)}
 
 
-def test_export_sheet_parses_to_its_values() -> None:
-    facts = "\n".join(f"  - {line}" for line in EXPORT_STYLE_LINES.values())
-    sheet = parse_sheet(f"Current timestamp: 3\n\nProduct to pitch:\nProduct: Terra Co. X (duffel bag)\n"
+def test_a_paraphrased_sheet_parses_to_its_values() -> None:
+    facts = "\n".join(f"  - {line}" for line in PARAPHRASES.values())
+    sheet = parse_sheet(f"Current timestamp: 3\n\nProduct to pitch:\nProduct: Larkspur Two (duffel bag)\n"
                         f"Facts:\n{facts}\n\nWrite your pitch.")
-    assert (sheet.name, sheet.category) == ("Terra Co. X", "duffel bag")
-    assert [(i.attribute, i.value) for i in sheet.items] == list(EXPORT_STYLE_LINES)
+    assert (sheet.name, sheet.category) == ("Larkspur Two", "duffel bag")
+    assert [(i.attribute, i.value) for i in sheet.items] == list(PARAPHRASES)
 
 
 def test_rule_ids_round_trip() -> None:

@@ -11,7 +11,7 @@ INSTRUCTION = """Current timestamp: 7
 Product to pitch:
 Product: Kestrel Arc (reading lamp)
 Facts:
-  - a large user base already
+  - a huge user base
   - an inexpensive price tag
   - made with recycled materials
   - packed with features
