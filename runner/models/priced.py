@@ -1,0 +1,81 @@
+"""Every model call is priced, and under a cap it is paid for in advance: a call reserves its worst case
+before it is sent and settles to its actual cost once it returns.
+
+Wrap the provider client directly (inside the concurrency gate, so that calls waiting for a slot hold
+no reservation, and inside the response cache, so that replayed answers are never charged):
+`JournaledModel(GatedModel(PricedModel(provider, ...)))`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from runner.budget import Budget, Reservation
+from runner.pricing import Price, cost_usd, worst_case_usd
+from runner.progress import RunProgress
+from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose
+
+__all__ = ["PricedModel"]
+
+
+class PricedModel:
+    def __init__(self, inner: ModelClient, price: Price | None, budget: Budget | None,
+                 progress: RunProgress | None, purpose: Purpose = "agent", *, max_attempts: int = 1) -> None:
+        """`price` None: an unpriced model the user allowed; it reserves nothing and costs what the
+        provider reports, else 0. `max_attempts`: the most attempts `inner` makes per call (its retry
+        limit). Its usage sums every attempt, so the worst case of a call is that many times one
+        attempt's; a limit set too low makes the reservation no upper bound."""
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        self._inner = inner
+        self._price = price
+        self._budget = budget
+        self._progress = progress
+        self._purpose = purpose
+        self._max_attempts = max_attempts
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        """Raises BudgetExhausted, without sending the call, when its worst case would pass the cap."""
+        reservation = self._reserve(worst_case_usd(request, self._price, self._max_attempts))
+        try:
+            response = await self._inner.respond(request)
+        except BaseException:
+            # A client that raised returns no usage, so what its attempts cost is unknown here: the call
+            # is counted at 0, an under-count when the provider billed it anyway (a timeout after the
+            # model generated, a cancelled call). Attempts that failed before one succeeded are billed,
+            # through the usage of the response. BaseException: a cancelled call releases its hold too.
+            self._settle(reservation, 0.0)
+            raise
+        cost = cost_usd(response.usage, self._price)
+        self._settle(reservation, cost)
+        return replace(response, cost_usd=cost)
+
+    def _reserve(self, worst_case: float) -> Reservation | None:
+        if self._budget is None:
+            return None
+        try:
+            return self._budget.reserve(worst_case, self._purpose)
+        finally:
+            self._publish(0.0)
+
+    def _settle(self, reservation: Reservation | None, cost: float) -> None:
+        if self._budget is not None and reservation is not None:
+            self._budget.settle(reservation, cost)
+        self._publish(cost)
+
+    def _publish(self, cost: float) -> None:
+        """Show the money on the dashboard. Under a budget its counters are the truth (shared by every
+        priced client of the run, resumed spend included), so they are copied; without one, added to."""
+        progress = self._progress
+        if progress is None:
+            return
+        if self._budget is None:
+            progress.spent_usd += cost
+            return
+        progress.spent_usd = self._budget.spent
+        progress.reserved_usd = self._budget.reserved
+        progress.budget_usd = self._budget.cap

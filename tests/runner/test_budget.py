@@ -1,0 +1,93 @@
+"""The hard cap: reservations, settlement, refusal, and counters that never drift."""
+
+from __future__ import annotations
+
+import pytest
+
+import runner.budget
+from runner.budget import Budget, BudgetExhausted
+
+
+def test_public_api() -> None:
+    assert runner.budget.__all__ == ["Budget", "BudgetExhausted", "Reservation"]
+
+
+def test_a_reservation_that_would_pass_the_cap_is_refused() -> None:
+    budget = Budget(1.0)
+    budget.reserve(0.75)
+    budget.reserve(0.25)  # exactly at the cap: allowed
+    with pytest.raises(BudgetExhausted, match=r"cap \$1.00 reached") as refused:
+        budget.reserve(0.01)
+    assert (refused.value.needed, refused.value.reserved, refused.value.cap) == (0.01, 1.0, 1.0)
+    assert budget.reserved == 1.0
+    assert budget.in_flight == 2
+
+
+def test_settle_releases_the_reservation_and_adds_the_actual_by_purpose() -> None:
+    budget = Budget(10.0)
+    agent = budget.reserve(2.0)
+    judge = budget.reserve(1.0, "judge")
+    budget.settle(agent, 0.5)
+    budget.settle(judge, 0.25)
+    assert (budget.spent, budget.reserved, budget.in_flight) == (0.75, 0.0, 0)
+    assert budget.spent_by_purpose() == {"agent": 0.5, "judge": 0.25}
+
+
+def test_release_gives_back_a_call_never_sent() -> None:
+    budget = Budget(1.0)
+    reservation = budget.reserve(1.0)
+    budget.release(reservation)
+    assert (budget.spent, budget.reserved) == (0.0, 0.0)
+    budget.reserve(1.0)
+
+
+def test_closing_a_reservation_twice_is_a_bug() -> None:
+    budget = Budget(1.0)
+    reservation = budget.reserve(0.5)
+    budget.settle(reservation, 0.1)
+    with pytest.raises(ValueError, match="already settled or released"):
+        budget.settle(reservation, 0.1)
+    with pytest.raises(ValueError, match="already settled or released"):
+        budget.release(reservation)
+    assert budget.spent == 0.1
+
+
+def test_a_resumed_run_starts_from_what_it_spent() -> None:
+    budget = Budget(1.0, spent=0.75)
+    with pytest.raises(BudgetExhausted):
+        budget.reserve(0.5)
+    budget.reserve(0.25)
+    over = Budget(1.0, spent=1.5)
+    with pytest.raises(BudgetExhausted):
+        over.reserve(0.0)  # past the cap nothing is sent, not even a call with no price
+
+
+def test_an_actual_above_its_reservation_is_paid_in_full_and_counted() -> None:
+    budget = Budget(1.0)
+    reservation = budget.reserve(0.5)
+    budget.settle(reservation, 1.2)
+    assert (budget.spent, budget.overruns) == (1.2, 1)
+
+
+@pytest.mark.parametrize("amount", [-0.01, float("nan"), float("inf")])
+def test_amounts_must_be_finite_and_not_negative(amount: float) -> None:
+    budget = Budget(1.0)
+    with pytest.raises(ValueError, match="finite amount >= 0"):
+        budget.reserve(amount)
+    with pytest.raises(ValueError, match="finite amount >= 0"):
+        budget.settle(budget.reserve(0.1), amount)
+    with pytest.raises(ValueError, match="cap_usd must be a finite amount >= 0"):
+        Budget(amount)
+
+
+def test_counters_do_not_drift() -> None:
+    # Floats would leave 0.1 + 0.2 - 0.1 - 0.2 at 2.8e-17; exact sums return to 0.
+    budget = Budget(100.0)
+    amounts = [0.1, 0.2, 0.3, 1e-9, 7.77, 1 / 3]
+    held = [budget.reserve(a) for a in amounts]
+    for reservation in held[::2]:
+        budget.release(reservation)
+    for reservation in held[1::2]:
+        budget.settle(reservation, reservation.amount)
+    assert budget.reserved == 0.0
+    assert budget.spent == pytest.approx(0.2 + 1e-9 + 1 / 3, rel=1e-15)
