@@ -1,0 +1,92 @@
+"""A hand-written retail_l1 in the public export's layout loads, runs through the world and grades:
+gold answers score 1.0 and wrong ones 0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulators.dataset import load_dataset
+from simulators.domains.retail import DOMAIN
+from simulators.errors import ToolError
+from simulators.protocol import Action, Scenario, Task
+from tests.support import run_task
+
+from .helpers import gold_finish, grade, world_after
+
+ROOT = Path(__file__).parents[2] / "fixtures" / "official"
+
+
+@pytest.fixture(scope="module")
+def official() -> Scenario:
+    return load_dataset(ROOT, only=["retail_l1"]).scenarios["retail_l1"]
+
+
+def _task(scenario: Scenario, task_id: str) -> Task:
+    return next(t for t in (*scenario.serving, *scenario.test) if t.task_id == task_id)
+
+
+async def test_gold_answers_score_one(official: Scenario) -> None:
+    assert len(official.serving) == 6 and len(official.test) == 4
+    for task in (*official.serving, *official.test):
+        result = await grade(official, task, task.evaluator.actions, gold_finish(task))
+        assert result.reward == 1.0, (task.task_id, result.details)
+
+
+async def test_wrong_answers_score_zero(official: Scenario) -> None:
+    clearance_return = _task(official, "v2_8b41e06c55")
+    assert (await grade(official, clearance_return, (), {"decision": "refuse", "reason": "final_sale"})).reward == 0
+    to_card = Action("return_delivered_order_items", {"order_id": "#W8830162", "item_ids": ["3391046625"],
+                                                      "payment_method_id": "credit_card_5531904",
+                                                      "reason": "no longer needed"})
+    assert (await grade(official, clearance_return, (to_card,), {})).reward == 0
+    split_modify = _task(official, "v2_c2d7a9004e")
+    modified = Action("modify_pending_order_items", {"order_id": "#W5519044", "item_ids": ["1184502293"],
+                                                     "new_item_ids": ["2650917748"],
+                                                     "payment_method_id": "credit_card_2290415"})
+    assert (await grade(official, split_modify, (modified,), {})).reward == 0
+    assert (await grade(official, split_modify, (), {"decision": "refuse", "reason": "final_sale"})).reward == 0
+    quote = _task(official, "v2_b0e9714c62")
+    assert (await grade(official, quote, (), {"answer": 45.0})).reward == 0
+    assert (await grade(official, quote, (), {"answer": "$38.25"})).reward == 1
+
+
+async def test_money_moves_as_recorded(official: Scenario) -> None:
+    cancel = _task(official, "v2_3f09c1a7d2")
+    world = world_after(official.environment, cancel, cancel.evaluator.actions)
+    snapshot = world.snapshot()
+    assert snapshot["orders"]["#W4102937"]["status"] == "cancelled"
+    assert snapshot["users"]["leah_moreno_4821"]["payment_methods"]["gift_card_7702183"]["balance"] == 85.0
+    assert official.environment.world["users"]["leah_moreno_4821"]["payment_methods"]["gift_card_7702183"][
+        "balance"] == 40.0
+    exchange = _task(official, "v2_51e8f3b690")
+    order = world_after(official.environment, exchange, exchange.evaluator.actions).snapshot()["orders"]["#W6624810"]
+    assert order["status"] == "exchange requested" and order["exchange_price_difference"] == 49.99
+
+
+def test_episode_view_is_base_orders_plus_its_own(official: Scenario) -> None:
+    task = _task(official, "v2_3f09c1a7d2")
+    world = world_after(official.environment, task, ())
+    assert '"#W0000417"' in world.call("get_order_details", {"order_id": "#W0000417"})
+    with pytest.raises(ToolError):
+        world.call("get_order_details", {"order_id": "#W8830162"})  # the customer's other order, not this episode's
+    with pytest.raises(ToolError):
+        world.call("cancel_pending_order", {"order_id": "#W0000417", "reason": "no longer needed"})
+    user = world.call("get_user_details", {"user_id": "leah_moreno_4821"})
+    assert '"orders":["#W4102937"]' in user
+
+
+async def test_insufficient_gift_card_is_refused_by_the_world(official: Scenario) -> None:
+    task = _task(official, "v2_7a13c6e8d0")
+    world = world_after(official.environment, task, ())
+    with pytest.raises(ToolError, match="insufficient"):
+        world.call("exchange_delivered_order_items", {"order_id": "#W1477609", "item_ids": ["4418820375"],
+                                                      "new_item_ids": ["6092274418"],
+                                                      "payment_method_id": "gift_card_1184406"})
+
+
+async def test_scripted_agent_ends_gracefully_without_a_policy_block(official: Scenario) -> None:
+    for task in (*official.serving, *official.test):
+        result = await run_task(official, DOMAIN, task, "docs", with_bulletin=True)
+        assert result.record.end_reason == "finished", task.task_id
