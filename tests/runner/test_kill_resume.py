@@ -21,7 +21,7 @@ def shiftbench(*args: str) -> list[str]:
 
 
 def sweep_args(suite: Path, journal: Path) -> list[str]:
-    return ["--dataset", str(suite), "--scenarios", "banking_l1,retail_l1,pitch_l1", "--methods", "blind,oracle",
+    return ["--dataset", str(suite), "--scenarios", "banking_l1,retail_l1,pitch_l1", "--methods", "blind,oracle,icl_full",
             "--models", "scripted", "--block-size", "3", "--journal", str(journal), "--display", "none"]
 
 
@@ -55,11 +55,19 @@ def test_sigkill_then_resume_gives_identical_rewards(built_suite: Path, tmp_path
     subprocess.run(shiftbench("run", *sweep_args(built_suite, reference)), check=True, capture_output=True)
     duration = time.monotonic() - started
     expected = rewards(reference)
+    # Kill after start-up (imports, dataset load) plus a random share of the work, so kills land while
+    # episodes, learning steps and checkpoints are in flight, and ten of them fit in one sweep.
+    started = time.monotonic()
+    subprocess.run(shiftbench("data", "check", str(built_suite)), check=True, capture_output=True)
+    startup = time.monotonic() - started
+
+    def moment() -> float:
+        return startup + rng.uniform(0.0, max(0.2, (duration - startup) / 4))
 
     journal = tmp_path / "killed.sqlite"
     rng = random.Random(7)
     kills = 0
-    exit_code = run_until_killed(shiftbench("run", *sweep_args(built_suite, journal)), rng.uniform(0.5, duration))
+    exit_code = run_until_killed(shiftbench("run", *sweep_args(built_suite, journal)), moment())
     kills += exit_code is None
     while True:
         if journal.exists() and only_run(journal)[1] == "completed":
@@ -69,7 +77,7 @@ def test_sigkill_then_resume_gives_identical_rewards(built_suite: Path, tmp_path
             continue
         run_id = only_run(journal)[0]
         cmd = shiftbench("resume", run_id, "--journal", str(journal), "--display", "none")
-        delay = rng.uniform(0.5, duration) if kills < KILLS else 10 * duration + 30
+        delay = moment() if kills < KILLS else 10 * duration + 30
         exit_code = run_until_killed(cmd, delay)
         kills += exit_code is None
     assert kills >= KILLS
