@@ -114,6 +114,8 @@ def system_prompt() -> str:
         "- The store's documents are read with read_docs(doc, section): 'policy' (rules) and 'workflow' "
         "(procedure, refusal codes). They can be out of date: the store's actual current practice may allow "
         "things they forbid or forbid things they allow, and you are judged against actual practice.",
+        "- Sections: policy: " + ", ".join(title for title, _ in _SECTIONS) + ", Money, Policy block; "
+        "workflow: Procedure, Alternatives, Questions, Refusals.",
         "- The customer has already confirmed the request: act without asking again.",
         "- Never invent ids; use the tools to read records.",
         "- If the request is not allowed, do not call a write tool: finish(decision='refuse', reason=<code>).",

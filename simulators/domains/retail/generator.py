@@ -20,6 +20,7 @@ from simulators.domains.retail.population import Built, Population
 from simulators.domains.retail.profiles import GENERATED_MECHANICS, Recipe, SamplingContext, sample_profile
 from simulators.domains.retail.recipes import Pools, WindowPolicies, build_pools
 from simulators.domains.retail.rules import Rule, parse_policy, policy_json
+from simulators.domains.retail.state import json_copy
 from simulators.domains.retail.tools import TOOLS
 from simulators.domains.retail.wording import instruction, message
 from simulators.protocol import Evaluator, Scenario, ScenarioEnvironment, Task, Window
@@ -184,4 +185,5 @@ def _environment(build: _Build, windows: tuple[Window, ...]) -> ScenarioEnvironm
         "_mechanics": {kind: list(statuses) for kind, statuses in GENERATED_MECHANICS.items()},
     }
     docs = {"policy": documents.policy_document(timeline.DOCUMENTED), "workflow": documents.workflow_document()}
-    return ScenarioEnvironment(documents.system_prompt(), TOOLS, docs, world, windows)
+    tools = tuple(json_copy(tool) for tool in TOOLS)  # each scenario owns its schemas
+    return ScenarioEnvironment(documents.system_prompt(), tools, docs, world, windows)

@@ -6,7 +6,7 @@ metadata when the instruction names none that exist (the world is trusted enviro
 never sees the metadata). Test episodes also lose catalog variants marked serving-only, as in the
 public export.
 
-Indexes are built once per world object and cached, so `new_world` never scans the catalog or the
+Indexes are built once per environment and cached, so `new_world` never scans the catalog or the
 customer base.
 """
 
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from simulators.domains.retail.vocab import OFFICIAL_MECHANICS
-from simulators.protocol import JSON, Task
+from simulators.protocol import JSON, ScenarioEnvironment, Task
 
 __all__ = ["WorldIndex", "episode_orders", "order_ids_in", "world_index"]
 
@@ -37,21 +38,23 @@ class WorldIndex:
     """Mechanics: write kind (cancel, modify, return, exchange) -> order statuses it accepts."""
 
 
-_cache: dict[int, tuple[Mapping[str, JSON], WorldIndex]] = {}
+_cache: dict[int, tuple[weakref.ref[ScenarioEnvironment], WorldIndex]] = {}
 _lock = threading.Lock()
 
 
-def world_index(world: Mapping[str, JSON]) -> WorldIndex:
-    """The index of a world object, built on first use. The cache holds the world itself so an id is
-    never reused for another object while its entry lives."""
-    hit = _cache.get(id(world))
-    if hit is not None and hit[0] is world:
+def world_index(environment: ScenarioEnvironment) -> WorldIndex:
+    """The index of an environment's world, built on first use. Entries hold the environment weakly (the
+    index holds no record), so the cache never keeps a scenario alive."""
+    hit = _cache.get(id(environment))
+    if hit is not None and hit[0]() is environment:
         return hit[1]
-    index = _build_index(world)
+    index = _build_index(environment.world)
     with _lock:
+        for key in [key for key, (ref, _) in _cache.items() if ref() is None]:
+            del _cache[key]
         if len(_cache) >= _CACHE_SIZE:
             _cache.clear()
-        _cache[id(world)] = (world, index)
+        _cache[id(environment)] = (weakref.ref(environment), index)
     return index
 
 

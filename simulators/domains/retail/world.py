@@ -52,6 +52,6 @@ class RetailWorld:
 
 def new_world(environment: ScenarioEnvironment, task: Task) -> RetailWorld:
     world = environment.world
-    state = EpisodeState(world, world_index(world), episode_orders(world, task),
+    state = EpisodeState(world, world_index(environment), episode_orders(world, task),
                          hide_serving_only=task.split == "test")
     return RetailWorld(state)
