@@ -1,0 +1,1 @@
+"""Performance benchmarks (throughput, makespan, overhead) and the loopback mock provider they use."""
