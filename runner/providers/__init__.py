@@ -1,0 +1,41 @@
+"""Real model clients over HTTP: OpenAI-compatible chat completions and Anthropic Messages.
+
+    http.py           the httpx.AsyncClient factory (explicit timeouts and pool limits)
+    secret.py         API keys that never print
+    retry.py          the one retry loop (tenacity): backoff, server-asked waits, attempt timeout, deadline
+    failures.py       httpx errors, statuses and in-stream errors classified where they enter
+    headers.py        Retry-After and rate-limit headers read into numbers
+    ratelimit.py      per-endpoint request/token buckets and adaptive (AIMD) concurrency
+    endpoint.py       one attempt: rate-limit slot, POST, status check, read
+    openai_compat.py  OpenAICompatClient
+    anthropic.py      AnthropicClient
+
+Build one `httpx.AsyncClient` and one `RateLimiter` per endpoint and share them between the clients
+that call it; the caller owns the http client and closes it.
+"""
+
+from __future__ import annotations
+
+from runner.providers.anthropic import AnthropicClient as AnthropicClient
+from runner.providers.http import HttpSettings as HttpSettings
+from runner.providers.http import make_http_client as make_http_client
+from runner.providers.openai_compat import OpenAICompatClient as OpenAICompatClient
+from runner.providers.ratelimit import RateLimiter as RateLimiter
+from runner.providers.ratelimit import RateLimits as RateLimits
+from runner.providers.retry import Retrier as Retrier
+from runner.providers.retry import RetryNotice as RetryNotice
+from runner.providers.retry import RetryPolicy as RetryPolicy
+from runner.providers.secret import Secret as Secret
+
+__all__ = [
+    "AnthropicClient",
+    "HttpSettings",
+    "OpenAICompatClient",
+    "RateLimiter",
+    "RateLimits",
+    "Retrier",
+    "RetryNotice",
+    "RetryPolicy",
+    "Secret",
+    "make_http_client",
+]

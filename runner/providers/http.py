@@ -1,0 +1,48 @@
+"""The one place an `httpx.AsyncClient` is built, with timeouts and pool limits set on purpose.
+
+httpx's defaults (5 s for everything, 100 connections) are wrong for LLM calls: a model may think
+for a minute before its first byte, and the pool should match the concurrency we allow the
+endpoint, not exceed it. The read timeout is the stall timeout: it fires when no byte arrived for
+that long, which is how a stream that stops midway ends its attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+__all__ = ["HttpSettings", "make_http_client"]
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    connect_timeout_s: float = 10.0
+    stall_timeout_s: float = 120.0
+    """No byte for this long (before the first one or mid-stream) fails the attempt."""
+    write_timeout_s: float = 30.0
+    pool_timeout_s: float = 60.0
+    """Waiting for a free connection; the rate limiter already caps calls, so this is a safety net."""
+    max_connections: int = 32
+    """Size it to the endpoint's concurrency ceiling: more connections than calls is waste."""
+    keepalive_expiry_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+
+
+def make_http_client(settings: HttpSettings = HttpSettings()) -> httpx.AsyncClient:
+    timeout = httpx.Timeout(
+        connect=settings.connect_timeout_s,
+        read=settings.stall_timeout_s,
+        write=settings.write_timeout_s,
+        pool=settings.pool_timeout_s,
+    )
+    limits = httpx.Limits(
+        max_connections=settings.max_connections,
+        max_keepalive_connections=settings.max_connections,
+        keepalive_expiry=settings.keepalive_expiry_s,
+    )
+    # Redirects are not followed: a redirected POST would resend the key to wherever it points.
+    return httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False)

@@ -1,0 +1,247 @@
+"""OpenAI-compatible chat completions: OpenAI, OpenRouter, vLLM, Fireworks, Together, Ollama.
+
+Request: the system prompt as the first message, the tools as given (OpenAI function format) with
+`parallel_tool_calls: false` (the agent makes one call per turn), assistant turns with `tool_calls`,
+tool results as `role: tool` messages with their `tool_call_id`; streamed with
+`stream_options.include_usage` so the last chunk carries the usage.
+
+Reasoning arrives as `reasoning_content` (vLLM, DeepSeek, Fireworks) or `reasoning` (OpenRouter,
+Together, Ollama, newer vLLM) deltas, and on OpenRouter also as structured `reasoning_details` (with
+signatures or encrypted data). It is passed back the way it came: `reasoning_details` verbatim when
+there were any (OpenRouter's documented way to preserve reasoning), else the text under the field
+name it arrived in. `provider_state` keeps the field name and the details.
+
+Usage: `input_tokens` counts every prompt token (OpenAI's `prompt_tokens` already includes cached
+ones); `prompt_tokens_details.cached_tokens` are the cache hits; OpenRouter's `usage.cost` is the
+reported cost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+import orjson
+
+from runner.errors import ProviderError
+from runner.providers.endpoint import Endpoint, estimate_tokens, merge_extra, model_response
+from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
+from runner.providers.ratelimit import RateLimiter
+from runner.providers.retry import Attempt, Retrier
+from runner.providers.secret import HeaderAuth, Secret
+from runner.providers.sse import drain, iter_sse
+from simulators.model_api import ModelRequest, ModelResponse, Usage
+from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
+
+__all__ = ["OpenAICompatClient", "parse_usage"]
+
+STATE_KEY = "openai_compat"
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+_CONCATENATED_DETAIL_FIELDS = ("text", "summary", "data", "signature")
+
+
+class OpenAICompatClient:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | Secret,
+        http: httpx.AsyncClient,
+        name: str | None = None,
+        retrier: Retrier | None = None,
+        limiter: RateLimiter | None = None,
+        stream: bool = True,
+        max_tokens_field: str = "max_tokens",
+        echo_reasoning: bool = True,
+        extra_body: Mapping[str, JSON] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        """`max_tokens_field`: "max_completion_tokens" for OpenAI's reasoning models. `echo_reasoning`:
+        False for servers that reject reasoning in the history. `extra_body`: e.g. OpenRouter's
+        `reasoning` or `provider` settings, sampling parameters; a None value removes a field
+        (`{"parallel_tool_calls": None}` for a server that rejects it)."""
+        secret = api_key if isinstance(api_key, Secret) else Secret(api_key)
+        self.model = model
+        self._name = name or model
+        self._retrier = retrier or Retrier()
+        self._stream = stream
+        self._max_tokens_field = max_tokens_field
+        self._echo_reasoning = echo_reasoning
+        self._extra_body = dict(extra_body or {})
+        self._endpoint = Endpoint(
+            url=base_url.rstrip("/") + "/chat/completions", http=http, secret=secret,
+            auth=HeaderAuth("authorization", secret, prefix="Bearer "), limiter=limiter or RateLimiter(),
+            headers={"content-type": "application/json", **(extra_headers or {})}, wall_clock=wall_clock,
+        )
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatClient({self.model!r}, url={self._endpoint.url!r})"
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        payload = orjson.dumps(self.body(request))
+        reserve = estimate_tokens(payload, request.max_output_tokens)
+        read = self._read_stream if self._stream else self._read_json
+        outcome = await self._retrier.call(lambda attempt: self._endpoint.send(payload, reserve, attempt, read))
+        return model_response(outcome)
+
+    def body(self, request: ModelRequest) -> dict[str, JSON]:
+        system = [{"role": "system", "content": request.system}] if request.system else []
+        body: dict[str, JSON] = {
+            "model": self.model,
+            "messages": system + [self._message(m) for m in request.messages],
+            self._max_tokens_field: request.max_output_tokens,
+            "stream": self._stream,
+        }
+        if self._stream:
+            body["stream_options"] = {"include_usage": True}
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["parallel_tool_calls"] = False
+        return merge_extra(body, self._extra_body)
+
+    def _message(self, message: Message) -> dict[str, JSON]:
+        if message.role == "tool":
+            return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+        if message.role == "user":
+            return {"role": "user", "content": message.content}
+        out: dict[str, JSON] = {"role": "assistant", "content": message.content or None}
+        if message.tool_calls:
+            out["tool_calls"] = [_tool_call(c) for c in message.tool_calls]
+        elif out["content"] is None:
+            out["content"] = ""
+        if self._echo_reasoning:
+            out.update(_reasoning_echo(message))
+        return out
+
+    async def _read_stream(self, response: httpx.Response, attempt: Attempt) -> AssistantTurn:
+        parts = _Assembly()
+        events = iter_sse(response.aiter_lines())
+        async for event in events:
+            if event.data.strip() == "[DONE]":
+                parts.done = True
+                break
+            chunk = parse_json_object(event.data)
+            if chunk.get("error"):
+                raise stream_error(chunk, self._endpoint.secret)
+            if chunk.get("usage"):
+                attempt.usage = parse_usage(chunk["usage"])  # cumulative where sent more than once
+            for choice in chunk.get("choices") or ():
+                parts.add(choice.get("delta") or {})
+                parts.finish_reason = choice.get("finish_reason") or parts.finish_reason
+        if not parts.done and parts.finish_reason is None:
+            raise AttemptFailed(ProviderError, "stream ended before the response was complete", retryable=True)
+        await drain(events)
+        return parts.turn()
+
+    async def _read_json(self, response: httpx.Response, attempt: Attempt) -> AssistantTurn:
+        data = parse_json_object((await response.aread()).decode("utf-8", "replace"))
+        if data.get("error"):
+            raise stream_error(data, self._endpoint.secret)
+        if data.get("usage"):
+            attempt.usage = parse_usage(data["usage"])
+        choices = data.get("choices") or [{}]
+        parts = _Assembly()
+        parts.add(choices[0].get("message") or {})
+        return parts.turn()
+
+
+def parse_usage(usage: Mapping[str, Any]) -> Usage:
+    details = usage.get("prompt_tokens_details") or {}
+    # DeepSeek reports cache hits at the top level instead.
+    cached = details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0
+    cost = usage.get("cost")
+    return Usage(
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        cached_input_tokens=int(cached),
+        cache_write_tokens=int(details.get("cache_write_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        reported_cost_usd=float(cost) if isinstance(cost, int | float) else None,
+    )
+
+
+class _Assembly:
+    """A message put together from stream deltas (or taken whole from a non-streamed response)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.reasoning_field = ""
+        self.details: dict[int, dict[str, JSON]] = {}
+        self.calls: dict[int | str, dict[str, str]] = {}
+        self.finish_reason: str | None = None
+        self.done = False
+
+    def add(self, delta: Mapping[str, Any]) -> None:
+        if delta.get("content"):
+            self.text.append(delta["content"])
+        self._add_reasoning(delta)
+        for position, detail in enumerate(delta.get("reasoning_details") or ()):
+            self._add_detail(position, detail)
+        for position, call in enumerate(delta.get("tool_calls") or ()):
+            self._add_call(position, call)
+
+    def turn(self) -> AssistantTurn:
+        # A call needs an id for its result to refer to; a few servers leave it out.
+        calls = tuple(ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"])
+                      for i, c in enumerate(self.calls.values()))
+        state: dict[str, JSON] = {}
+        if self.reasoning_field:
+            state["reasoning_field"] = self.reasoning_field
+        if self.details:
+            state["reasoning_details"] = [self.details[i] for i in sorted(self.details)]
+        return AssistantTurn(text="".join(self.text), reasoning="".join(self.reasoning), tool_calls=calls,
+                             provider_state={STATE_KEY: state} if state else None)
+
+    def _add_reasoning(self, delta: Mapping[str, Any]) -> None:
+        # Some servers send the same text under both names; take the first one present.
+        for field in _REASONING_FIELDS:
+            if delta.get(field):
+                self.reasoning.append(delta[field])
+                self.reasoning_field = self.reasoning_field or field
+                return
+
+    def _add_detail(self, position: int, piece: Mapping[str, JSON]) -> None:
+        index = piece.get("index", position)
+        merged = self.details.setdefault(index if isinstance(index, int) else position, {})
+        for key, value in piece.items():
+            if key in _CONCATENATED_DETAIL_FIELDS and isinstance(value, str):
+                previous = merged.get(key)
+                merged[key] = (previous if isinstance(previous, str) else "") + value
+            elif value is not None:
+                merged[key] = value
+
+    def _add_call(self, position: int, piece: Mapping[str, Any]) -> None:
+        # Streamed calls arrive in pieces keyed by `index`; servers that omit it send each call whole.
+        key = piece.get("index", piece.get("id") or position)
+        call = self.calls.setdefault(key, {"id": "", "name": "", "arguments": ""})
+        function = piece.get("function") or {}
+        call["id"] = piece.get("id") or call["id"]
+        call["name"] = call["name"] or function.get("name") or ""
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call["arguments"] += arguments
+        elif arguments is not None:  # Ollama has sent arguments as an object
+            call["arguments"] += orjson.dumps(arguments).decode()
+
+
+def _tool_call(call: ToolCall) -> dict[str, JSON]:
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+
+
+def _reasoning_echo(message: Message) -> dict[str, JSON]:
+    state = message.provider_state.get(STATE_KEY) if isinstance(message.provider_state, dict) else None
+    state = state if isinstance(state, dict) else {}
+    if state.get("reasoning_details"):
+        return {"reasoning_details": state["reasoning_details"]}
+    if message.reasoning:
+        return {str(state.get("reasoning_field") or "reasoning_content"): message.reasoning}
+    return {}
+

@@ -1,0 +1,25 @@
+"""The http client factory sets every timeout and the pool size on purpose; the package's public names."""
+
+from __future__ import annotations
+
+import runner.providers
+from runner.providers import HttpSettings, make_http_client
+
+
+async def test_timeouts_and_limits_are_explicit() -> None:
+    settings = HttpSettings(connect_timeout_s=3, stall_timeout_s=45, write_timeout_s=7, pool_timeout_s=9,
+                            max_connections=12)
+    async with make_http_client(settings) as http:
+        assert (http.timeout.connect, http.timeout.read, http.timeout.write, http.timeout.pool) == (3, 45, 7, 9)
+        pool = http._transport._pool  # type: ignore[attr-defined]
+        assert pool._max_connections == 12 and pool._max_keepalive_connections == 12
+        assert http.follow_redirects is False
+
+
+def test_public_api_is_pinned() -> None:
+    assert sorted(runner.providers.__all__) == [
+        "AnthropicClient", "HttpSettings", "OpenAICompatClient", "RateLimiter", "RateLimits", "Retrier",
+        "RetryNotice", "RetryPolicy", "Secret", "make_http_client",
+    ]
+    for name in runner.providers.__all__:
+        assert getattr(runner.providers, name) is not None
