@@ -30,6 +30,8 @@ _CACHE_SIZE = 32
 @dataclass(frozen=True)
 class WorldIndex:
     base_orders: frozenset[str]
+    base_owners: frozenset[str]
+    """Customers owning a shared order: visible to every episode, like their orders."""
     user_by_key: Mapping[tuple[str, str, str], str]
     """(first name, last name, zip), lower-cased -> user id."""
     serving_only: frozenset[str]
@@ -69,8 +71,11 @@ def _build_index(world: Mapping[str, JSON]) -> WorldIndex:
         keys.setdefault(key, str(user_id))
     declared = world.get("_mechanics") or {}
     statuses = {kind: frozenset(declared.get(kind, default)) for kind, default in OFFICIAL_MECHANICS.items()}
+    base_orders = frozenset(view.get("base_orders", []))
+    orders = world.get("orders", {})
+    owners = frozenset(str(orders[o].get("user_id")) for o in base_orders if o in orders)
     return WorldIndex(
-        base_orders=frozenset(view.get("base_orders", [])),
+        base_orders=base_orders, base_owners=owners,
         user_by_key=keys,
         serving_only=frozenset(view.get("serving_only_variants", [])),
         statuses=statuses,

@@ -53,11 +53,12 @@ class EpisodeState:
         return found if found is not None else self._world["orders"][order_id]
 
     def user(self, user_id: str) -> Mapping[str, JSON]:
+        """The episode's customer, or the owner of a shared order; nobody else exists for the episode."""
         found = self._users.get(user_id)
         if found is not None:
             return found
         users: Mapping[str, JSON] = self._world.get("users", {})
-        if user_id not in users:
+        if user_id not in users or (user_id != self.owner and user_id not in self.index.base_owners):
             raise ToolError("user not found")
         user: Mapping[str, JSON] = users[user_id]
         return user
@@ -66,6 +67,7 @@ class EpisodeState:
         user_id = self.index.user_by_key.get((first_name.strip().lower(), last_name.strip().lower(), zip_code.strip()))
         if user_id is None:
             raise ToolError("user not found")
+        self.user(user_id)  # raises for a customer this episode does not serve
         return user_id
 
     def product(self, product_id: str) -> Mapping[str, JSON]:

@@ -44,6 +44,9 @@ class RetailWorld:
         except KeyError as exc:
             # a record that names something missing (bad data or a required argument left out)
             raise ToolError(f"missing {exc}") from exc
+        except (TypeError, ValueError, AttributeError) as exc:
+            # an argument or a record of an unexpected shape: the model should see it, not the runner
+            raise ToolError(f"cannot process this call: {exc}") from exc
         return result if isinstance(result, str) else orjson.dumps(result).decode()
 
     def snapshot(self) -> JSON:

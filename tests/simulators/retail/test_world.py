@@ -84,6 +84,9 @@ def test_scope_comes_from_the_instruction_or_the_metadata() -> None:
         with pytest.raises(ToolError):
             world.call("get_order_details", {"order_id": hidden})
     assert _call(world, "get_user_details", user_id=USER)["orders"] == ["#W1000001"]
+    for other in ({"user_id": "bo_rey_0002"}, {"first_name": "Bo", "last_name": "Rey", "zip": "10001"}):
+        with pytest.raises(ToolError, match="user not found"):  # not a customer this episode serves
+            world.call("get_user_details" if "user_id" in other else "find_user_id_by_name_zip", other)
     fallback = DOMAIN.new_world(environment, _task("x", instruction="Order W9999999 please",
                                                    metadata={"order_id": "#W1000002"}))
     assert '"delivered"' in fallback.call("get_order_details", {"order_id": "#W1000002"})
@@ -99,6 +102,7 @@ def test_writes_copy_on_write_and_stay_on_the_episodes_customer() -> None:
     assert [e["transaction_type"] for e in order["payment_history"]] == ["payment", "payment", "refund", "refund"]
     snapshot = world.snapshot()
     assert snapshot["users"][USER]["payment_methods"]["gift_card_1000002"]["balance"] == 20.0
+    assert _call(world, "get_user_details", user_id="bo_rey_0002")["orders"] == ["#W1000003"]  # a shared order's owner
     with pytest.raises(ToolError):  # visible (a shared base order) but another customer's
         world.call("cancel_pending_order", {"order_id": "#W1000003", "reason": "no longer needed"})
     with pytest.raises(ToolError):
