@@ -34,10 +34,15 @@ _SUBJECT = {
 }
 _VALUE_WORDS = {
     "credit_card": "a credit card", "paypal": "PayPal", "gift_card": "a gift card",
-    "split": "a split payment (card + gift card)", "clearance": "a clearance item",
-    "regular": "a regular (non-clearance) item", "original_method": "the original payment method",
+    "clearance": "a clearance item", "regular": "a regular (non-clearance) item",
+    "original_method": "the original payment method (the one that made the order's first payment)",
     "other_method": "a card or PayPal account that did not pay for the order",
 }
+_PAYMENT_WORDS = {
+    "credit_card": "a credit card alone", "paypal": "PayPal alone", "gift_card": "a gift card alone",
+    "split": "a split payment (credit card + gift card)",
+}
+"""How an order was paid: a single method, said so, so that 'gift card' never reads as 'split'."""
 _SECTIONS = (
     ("Cancellation", ("cancel",)), ("Returns", ("return",)), ("Exchanges", ("exchange",)),
     ("Modifications", ("modify_items", "modify_address", "modify_payment")),
@@ -48,7 +53,8 @@ def rule_sentence(rule: Rule) -> str:
     noun = _OP_NOUN.get(rule.op, rule.op)
     if not rule.deny:
         return f"{noun} is not restricted by {_SUBJECT.get(rule.attribute, rule.attribute)}."
-    values = " or ".join(_VALUE_WORDS.get(value, value) for value in rule.deny)
+    words = _PAYMENT_WORDS if rule.attribute == "payment" else _VALUE_WORDS
+    values = " or ".join(words.get(value, value) for value in rule.deny)
     condition = _CONDITION.get(rule.attribute, f"{rule.attribute} is")
     return f"{noun} is refused when {condition} {values} (code: {rule.reason})."
 
