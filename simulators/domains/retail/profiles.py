@@ -148,7 +148,7 @@ def _payments(recipe: Recipe) -> tuple[str, ...]:
 
 def _sample_items(profile: Profile, recipe: Recipe, targets: Mapping[tuple[int, str], str],
                   context: SamplingContext, rng: random.Random) -> None:
-    single = len(recipe.ops) > 1 or recipe.special or recipe.quote
+    single = len(recipe.ops) > 1 or bool(recipe.special) or recipe.quote
     count = 1 if single else rng.choice((1, 1, 2))
     for index in range(count):
         category = targets.get((0, "category")) if index == 0 else None
