@@ -1,8 +1,8 @@
 """A sweep's configuration: from flags or a TOML file, validated where it enters, hashed for resume.
 
-The hash covers what decides results (models, methods, scenarios, dataset, block size, seed, pilot),
-not how fast or where they are written (concurrency, journal path, display), so a resumed run may
-change the latter freely.
+The hash covers what decides results (models and their endpoints, methods, scenarios, dataset, block
+size, seed, pilot, judge), not how fast, how dear or where they are written (concurrency, budget, prices,
+journal path, display), so a resumed run may change the latter freely.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import tomllib
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from simulators.protocol import SCENARIOS
 
 __all__ = ["RESULT_KEYS", "SweepConfig", "config_from_json", "config_hash", "load_config_file"]
 
-RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot")
+RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,16 @@ class SweepConfig:
     pilot: int = 0
     """When > 0: only the first N serving and N test tasks of each window."""
     journal: str = ""
+    budget: float | None = None
+    """Hard cap on the run's spend in USD; None: no cap. Raising it on resume continues the run."""
+    allow_unpriced: bool = False
+    """Run models with no known price (their spend counts only what the provider reports)."""
+    judge: str = ""
+    """The pitch judge: empty for the offline deterministic judge, or a model name (LLM judge)."""
+    prices: Mapping[str, Any] = field(default_factory=dict)
+    """Price overrides, `[prices."model"]` tables, merged over the shipped table."""
+    endpoints: Mapping[str, Any] = field(default_factory=dict)
+    """Named endpoints, `[endpoints.NAME]` tables: kind, model, base_url, api_key_env."""
 
     def validate(self, source: str) -> SweepConfig:
         """Raise one clear error naming `source` (a file or `flags`) for the first problem found."""
@@ -58,6 +69,8 @@ class SweepConfig:
                 raise ShiftbenchInputError(f"{source}: {name} must be at least 1, got {value}")
         if self.pilot < 0:
             raise ShiftbenchInputError(f"{source}: pilot must be 0 (off) or a positive number of tasks")
+        if self.budget is not None and self.budget <= 0:
+            raise ShiftbenchInputError(f"{source}: budget must be a positive number of USD")
         return self
 
     def results_view(self) -> dict[str, Any]:
@@ -96,6 +109,11 @@ def _suggest(word: str, known: list[str]) -> str:
 
 _FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
 _TUPLE_KEYS = {"models", "methods", "scenarios"}
+_TABLE_KEYS = {"prices", "endpoints"}
+_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,),
+                                       "float | None": (int, float), "Mapping[str, Any]": (dict,)}
+_KIND_NAMES = {"int": "an integer", "str": "a string", "bool": "true or false",
+               "float | None": "a number", "Mapping[str, Any]": "a table"}
 
 
 def load_config_file(path: Path) -> SweepConfig:
@@ -106,7 +124,11 @@ def load_config_file(path: Path) -> SweepConfig:
         raise ShiftbenchInputError(f"{path}: cannot read the sweep file ({exc.strerror})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ShiftbenchInputError(f"{path}: not valid TOML ({exc})") from exc
-    table = raw.get("sweep", raw) if isinstance(raw.get("sweep"), dict) else raw
+    # Keys may sit at the top level or under [sweep]; [prices] and [endpoints] tables at the top level.
+    table = dict(raw["sweep"]) if isinstance(raw.get("sweep"), dict) else dict(raw)
+    for key in _TABLE_KEYS & raw.keys():
+        table.setdefault(key, raw[key])
+    table.pop("sweep", None)
     config = SweepConfig()
     for key, value in table.items():
         config = replace(config, **{key: _coerce(path, key, value)})
@@ -115,7 +137,7 @@ def load_config_file(path: Path) -> SweepConfig:
     return config.validate(str(path))
 
 
-def _coerce(path: Path, key: str, value: Any) -> Any:
+def _coerce(path: Path, key: str, value: object) -> Any:
     if key not in _FIELD_TYPES:
         raise ShiftbenchInputError(f"{path}: unknown key '{key}'{_suggest(key, list(_FIELD_TYPES))}; "
                                    f"known: {', '.join(_FIELD_TYPES)}")
@@ -124,7 +146,9 @@ def _coerce(path: Path, key: str, value: Any) -> Any:
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
             raise ShiftbenchInputError(f"{path}: {key} must be a list of names")
         return tuple(items)
-    expected = int if _FIELD_TYPES[key] in ("int", int) else str
-    if not isinstance(value, expected) or isinstance(value, bool):
-        raise ShiftbenchInputError(f"{path}: {key} must be {'an integer' if expected is int else 'a string'}")
+    kind = str(_FIELD_TYPES[key])
+    if not isinstance(value, _KINDS[kind]) or (isinstance(value, bool) and kind != "bool"):
+        raise ShiftbenchInputError(f"{path}: {key} must be {_KIND_NAMES[kind]}")
+    if kind == "float | None" and isinstance(value, (int, float)):
+        return float(value)
     return value

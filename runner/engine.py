@@ -20,17 +20,15 @@ import orjson
 
 from methods.base import Method, MethodSetup, MethodSpec
 from methods.registry import get_method_spec
+from runner.budget import BudgetExhausted
 from runner.episode import EpisodeResult, run_episode
 from runner.errors import InfrastructureError, RunAborted
 from runner.journal import Batch, Journal
-from runner.limits import SERVING, TEST, PriorityLimiter
-from runner.models.gate import Gate, GatedModel
-from runner.models.journaled import JournaledModel
-from runner.models.registry import ModelEntry
+from runner.limits import SERVING, TEST
+from runner.models.stack import ClientStack
 from runner.plan import Stream, serving_blocks, window_tasks
 from runner.progress import RunProgress, StreamProgress
 from simulators.domain import Domain, Judge
-from simulators.model_api import ModelClient
 from simulators.protocol import JSON, Task
 from simulators.registry import get_domain
 
@@ -43,14 +41,24 @@ TEST_EPISODES_IN_FLIGHT = 64
 
 @dataclass
 class StopControl:
-    """First Ctrl-C: stop dispatching, let in-flight episodes finish. The caller owns cancellation."""
+    """Stop dispatching and let in-flight episodes finish (first Ctrl-C, or the budget cap reached).
+    The caller owns cancellation."""
 
     requested: bool = False
     reason: str = ""
+    status: str = "interrupted"
 
-    def request(self, reason: str) -> None:
+    def request(self, reason: str, status: str = "interrupted") -> None:
         if not self.requested:
-            self.requested, self.reason = True, reason
+            self.requested, self.reason, self.status = True, reason, status
+
+
+JudgeFactory = Callable[[Stream, str], Judge | None]
+"""(stream, unit id) -> the pitch judge for that episode; None means the domain's offline judge."""
+
+
+def offline_judge(stream: Stream, unit_id: str) -> Judge | None:
+    return None
 
 
 @dataclass
@@ -58,22 +66,13 @@ class Engine:
     run_id: str
     journal: Journal
     progress: RunProgress
-    models: dict[str, ModelEntry]
+    clients: ClientStack
     block_size: int
     max_episode_attempts: int
-    concurrency: int
-    model_concurrency: int
-    judge: Judge | None = None
+    judges: JudgeFactory = offline_judge
     stop: StopControl = field(default_factory=StopControl)
     domains: Callable[[str], Domain] = get_domain
     method_specs: Callable[[str], MethodSpec] = get_method_spec
-    _gates: dict[str, Gate] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        run_wide = PriorityLimiter(self.concurrency)
-        self.progress.call_limit = self.concurrency
-        self._gates = {name: Gate(run_wide, PriorityLimiter(self.model_concurrency), self.progress)
-                       for name in self.models}
 
     async def run(self, streams: Sequence[Stream]) -> None:
         async with anyio.create_task_group() as group:
@@ -120,6 +119,8 @@ class Engine:
         return ran
 
     async def _serve_block(self, stream: Stream, method: Method, block: list[Task], window_end: bool) -> None:
+        """Run, learn, journal. A block cut short (the budget ran out) is neither learned from nor
+        journaled: a resume runs it again, its answered calls replayed from the response cache."""
         contexts = [method.context(t.view()) for t in block]
         results: list[EpisodeResult | None] = [None] * len(block)
 
@@ -130,7 +131,13 @@ class Engine:
             for i in range(len(block)):
                 group.start_soon(one, i)
         finished = [r for r in results if r is not None]
-        await method.learn([r.record for r in finished])
+        if len(finished) < len(block):
+            return
+        try:
+            await method.learn([r.record for r in finished])
+        except BudgetExhausted as exc:
+            self.stop.request(str(exc), "budget_exhausted")
+            return
         state = orjson.dumps(method.state())
         batch = Batch()
         for task, result in zip(block, finished, strict=True):
@@ -155,6 +162,8 @@ class Engine:
                 if self.stop.requested:
                     return
                 result = await self._attempt(stream, task, frozen.context(task.view()), TEST)
+                if result is None:
+                    return
                 batch = Batch()
                 self._episode_rows(batch, stream, task, result)
                 await self.journal.commit(batch)
@@ -181,13 +190,19 @@ class Engine:
 
     # ---------------------------------------------------------------------------------------- episodes
 
-    async def _attempt(self, stream: Stream, task: Task, context: str, priority: int) -> EpisodeResult:
-        """Run an episode; infrastructure failures re-queue it, a bounded number of times."""
+    async def _attempt(self, stream: Stream, task: Task, context: str, priority: int) -> EpisodeResult | None:
+        """Run an episode; infrastructure failures re-queue it, a bounded number of times. None: the
+        budget cap stopped it before a call was sent (the run then stops dispatching)."""
         domain = self.domains(stream.scenario.domain)
+        unit_id = stream.unit_id(task)
         for attempt in range(1, self.max_episode_attempts + 1):
             try:
-                model = self._model(stream, task, priority)
-                return await run_episode(task, stream.scenario.environment, domain, model, context, self.judge)
+                model = self.clients.client(stream.model, unit_id, stream.stream_id, "agent", priority)
+                judge = self.judges(stream, unit_id)
+                return await run_episode(task, stream.scenario.environment, domain, model, context, judge)
+            except BudgetExhausted as exc:
+                self.stop.request(str(exc), "budget_exhausted")
+                return None
             except InfrastructureError as exc:
                 self.progress.episodes_requeued += 1
                 if attempt == self.max_episode_attempts:
@@ -195,13 +210,6 @@ class Engine:
                                      f"({type(exc).__name__}: {exc}); resume when the provider is back") from exc
                 await anyio.sleep(RETRY_PAUSE_S * attempt)
         raise AssertionError("unreachable")
-
-    def _model(self, stream: Stream, task: Task, priority: int) -> ModelClient:
-        entry = self.models[stream.model]
-        client = entry.client
-        if not entry.offline:
-            client = JournaledModel(client, self.journal, self.run_id, stream.unit_id(task), stream.stream_id)
-        return GatedModel(client, self._gates[stream.model], priority)
 
     def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult) -> None:
         unit_id = stream.unit_id(task)
@@ -222,7 +230,12 @@ class Engine:
         scenario = stream.scenario
         bulletins = (lambda position: scenario.window_of_position(position).oracle_bulletin) \
             if spec.sees_bulletin else None
-        client = self.models[stream.model].client if spec.uses_model else None
+        client = None
+        if spec.uses_model:
+            # One cache scope for the stream's learning calls: a block re-run after a crash asks the same
+            # questions again and gets its paid answers back.
+            client = self.clients.client(stream.model, f"{stream.stream_id}|method", stream.stream_id, "method",
+                                         SERVING)
         return spec.build(MethodSetup(scenario=scenario.name, domain=scenario.domain, client=client,
                                       bulletins=bulletins))
 

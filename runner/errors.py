@@ -10,11 +10,20 @@
 
 from __future__ import annotations
 
+from simulators.model_api import Usage
+
 __all__ = ["InfrastructureError", "ProviderError", "ProviderTimeout", "RateLimited", "RunAborted"]
 
 
 class InfrastructureError(Exception):
-    pass
+    """`usage` and `attempts`: what the failed attempts consumed (a provider may bill tokens of a call
+    that then failed), so it is priced and journaled; `cost_usd` is set once it has been priced."""
+
+    def __init__(self, message: str = "", *, usage: Usage | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.usage = usage or Usage()
+        self.attempts = attempts
+        self.cost_usd = 0.0
 
 
 class RateLimited(InfrastructureError):

@@ -10,7 +10,7 @@ import secrets
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -19,14 +19,21 @@ import orjson
 from anyio import CancelScope
 
 from methods.registry import get_method_spec
+from runner.budget import Budget
 from runner.config import SweepConfig, config_from_json, config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
 from runner.errors import RunAborted
 from runner.journal import Batch, Journal, open_journal
-from runner.models.registry import ModelEntry, build_model
+from runner.judge import judge_factory
+from runner.models.probe import probe_models
+from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
+from runner.models.stack import ClientStack
+from runner.pilot import pilot_projection
 from runner.plan import Stream, plan_streams
+from runner.pricing import Price
 from runner.progress import RunProgress
+from runner.providers import RetryNotice
 from simulators.dataset import Dataset, file_hashes, load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.suite import build_suite
@@ -73,24 +80,44 @@ def _new_run_id() -> str:
 
 async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "auto",
                       say: Callable[[str], None] = print) -> RunOutcome:
-    models = {name: build_model(name) for name in config.models}
-    dataset = resolve_dataset(config, say)
-    streams = _plan(config, dataset)
-    run_id = _new_run_id()
-    say(f"Journal: {journal_path}  (run {run_id})")
-    async with open_journal(journal_path) as journal:
-        await _create_run(journal, run_id, config, dataset, streams)
-        return await _drive(journal, run_id, config, streams, models, display, say)
+    """Check everything that can be checked before spending anything (models, keys, prices, dataset,
+    a probe of each model), then journal the run and drive it."""
+    tally = RetryTally()
+    models = build_models(config, tally)
+    try:
+        prices = model_prices(config, models)
+        dataset = resolve_dataset(config, say)
+        streams = _plan(config, dataset)
+        await probe_models(models.values(), say)
+        run_id = _new_run_id()
+        say(f"Journal: {journal_path}  (run {run_id})")
+        async with open_journal(journal_path) as journal:
+            await _create_run(journal, run_id, config, dataset, streams)
+            return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
+    finally:
+        await close_models(models)
 
 
 async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
-                       say: Callable[[str], None] = print) -> RunOutcome:
+                       say: Callable[[str], None] = print, budget: float | None = None) -> RunOutcome:
+    """Continue a run in place. `budget` replaces the run's cap (a run stopped by its cap resumes with a
+    higher one); everything that decides results must be as it was."""
     say(f"Journal: {journal_path}  (resuming run {run_id})")
     async with open_journal(journal_path, create=False) as journal:
         config, dataset = await _load_run(journal, journal_path, run_id)
-        models = {name: build_model(name) for name in config.models}
-        streams = _plan(config, dataset)
-        return await _drive(journal, run_id, config, streams, models, display, say)
+        if budget is not None:
+            config = replace(config, budget=budget).validate("--budget")
+            await journal.commit(Batch().add("UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?",
+                                             (orjson.dumps(asdict(config)).decode(), budget, run_id)))
+        tally = RetryTally()
+        models = build_models(config, tally)
+        try:
+            prices = model_prices(config, models)
+            await probe_models(models.values(), say)
+            streams = _plan(config, dataset)
+            return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
+        finally:
+            await close_models(models)
 
 
 def _plan(config: SweepConfig, dataset: Dataset) -> list[Stream]:
@@ -104,9 +131,10 @@ async def _create_run(journal: Journal, run_id: str, config: SweepConfig, datase
     now = time.time()
     batch = Batch().add(
         "INSERT INTO runs (run_id, created_at, updated_at, status, config, config_hash, dataset_path, "
-        "dataset_fingerprint, dataset_files, code_version) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+        "dataset_fingerprint, dataset_files, code_version, budget_usd) "
+        "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
         (run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
-         dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version()),
+         dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget),
     )
     batch.add_many(
         "INSERT INTO units (run_id, unit_id, stream_id, model, method, scenario, phase, window, seq, task_id, "
@@ -145,11 +173,20 @@ def _check_same_dataset(run_id: str, path: str, before: dict[str, str], fingerpr
 
 
 async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],
-                 models: dict[str, ModelEntry], display_kind: str, say: Callable[[str], None]) -> RunOutcome:
+                 models: dict[str, ModelEntry], prices: dict[str, Price | None], tally: RetryTally,
+                 display_kind: str, say: Callable[[str], None]) -> RunOutcome:
     progress = await _progress(journal, run_id, streams)
-    engine = Engine(run_id=run_id, journal=journal, progress=progress, models=models,
+
+    def count_retry(notice: RetryNotice) -> None:
+        progress.retries, progress.rate_limited = tally.retries, tally.rate_limited
+
+    tally.listeners.append(count_retry)
+    budget = await _budget(journal, run_id, config.budget, progress)
+    clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
+                          budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency)
+    engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
-                    concurrency=config.concurrency, model_concurrency=config.model_concurrency)
+                    judges=judge_factory(config.judge, clients))
     display = make_display(display_kind, progress)
     status, reason = "running", ""
     display.start()
@@ -160,7 +197,23 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         display.stop()
         await _finish(journal, run_id, status, reason)
     say(f"Run {run_id}: {status}" + (f" ({reason})" if reason else ""))
+    if config.pilot:
+        say(await pilot_projection(journal, run_id, streams, config, budget))
     return RunOutcome(run_id, status, reason, journal.path)
+
+
+async def _budget(journal: Journal, run_id: str, cap: float | None, progress: RunProgress) -> Budget | None:
+    """The run's cap, starting from what the run already spent (all its journaled calls)."""
+    progress.budget_usd = cap
+    row = await journal.fetchone("SELECT COALESCE(SUM(cost_usd), 0) FROM model_calls WHERE run_id = ?", (run_id,))
+    spent = float(row[0]) if row else 0.0
+    progress.spent_usd = spent
+    if cap is None:
+        return None
+    if spent >= cap:
+        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its ${cap:.2f} cap; "
+                                   "resume with a higher --budget")
+    return Budget(cap, spent=spent)
 
 
 async def _run_engine(engine: Engine, streams: list[Stream], display: Display) -> tuple[str, str]:
@@ -175,7 +228,7 @@ async def _run_engine(engine: Engine, streams: list[Stream], display: Display) -
     except RunAborted as exc:
         return "failed", str(exc)
     if engine.stop.requested:
-        return "interrupted", engine.stop.reason
+        return engine.stop.status, engine.stop.reason
     return "completed", ""
 
 

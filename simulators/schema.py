@@ -46,6 +46,8 @@ def schema_problem(value: JSON, schema: Mapping[str, JSON], path: str = "argumen
         return f"{path} must be one of {schema['enum']}, got {value!r}"
     if isinstance(value, dict):
         return _object_problem(value, schema, path)
+    if isinstance(value, list) and len(value) < int(schema.get("minItems", 0)):
+        return f"{path} must have at least {schema['minItems']} item(s)"
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
             problem = schema_problem(item, schema["items"], f"{path}[{index}]")

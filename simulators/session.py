@@ -7,6 +7,7 @@ finish) is answered here with an observation the model can act on; nothing raise
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -103,17 +104,38 @@ def read_document(docs: Mapping[str, str], arguments: Mapping[str, JSON]) -> str
     return _section(text, str(section))
 
 
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _find_heading(titles: list[str], wanted: str) -> int | None:
+    """A heading by its text or its slug, whole first, else as the heading's ending: prompts name
+    sections both ways (`Order modifications`, `order-modifications`, `modifications`)."""
+    target = _slug(wanted)
+    if not target:
+        return None
+    slugs = [_slug(title) for title in titles]
+    for index, slug in enumerate(slugs):
+        if slug == target:
+            return index
+    for index, slug in enumerate(slugs):
+        if slug.endswith(f"-{target}"):
+            return index
+    return None
+
+
 def _section(text: str, wanted: str) -> str:
     lines = text.splitlines()
     headings = [(i, line.lstrip("#").strip()) for i, line in enumerate(lines) if line.startswith("#")]
-    for index, (start, title) in enumerate(headings):
-        if title.lower() == wanted.strip().lower():
-            level = len(lines[start]) - len(lines[start].lstrip("#"))
-            end = len(lines)
-            for later, _ in headings[index + 1:]:
-                if len(lines[later]) - len(lines[later].lstrip("#")) <= level:
-                    end = later
-                    break
-            return "\n".join(lines[start:end]).strip()
+    index = _find_heading([title for _, title in headings], wanted)
+    if index is not None:
+        start = headings[index][0]
+        level = len(lines[start]) - len(lines[start].lstrip("#"))
+        end = len(lines)
+        for later, _ in headings[index + 1:]:
+            if len(lines[later]) - len(lines[later].lstrip("#")) <= level:
+                end = later
+                break
+        return "\n".join(lines[start:end]).strip()
     titles = "; ".join(title for _, title in headings)
     raise ToolError(f"no section '{wanted}'. Sections: {titles}.")

@@ -10,9 +10,13 @@ from dataclasses import dataclass, field
 import orjson
 
 from methods.base import MethodSetup, MethodSpec
+from runner.journal import Journal
+from runner.models.registry import ModelEntry
+from runner.models.stack import ClientStack
+from runner.progress import RunProgress
 from simulators.domain import Grade, Judge, PlannedCall, ToolExchange
 from simulators.errors import ToolError
-from simulators.model_api import ModelRequest, ModelResponse, Usage
+from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Usage
 from simulators.protocol import (
     JSON,
     Action,
@@ -180,3 +184,10 @@ def counting_spec(instances: list[CountingMethod] | None = None) -> MethodSpec:
         return method
 
     return MethodSpec("counting", "test method", uses_model=False, build=build)
+
+
+def offline_clients(journal: Journal, progress: RunProgress, model: ModelClient, concurrency: int = 8) -> ClientStack:
+    """A client stack serving one free in-process model under the name `script`."""
+    return ClientStack(run_id=progress.run_id, journal=journal, progress=progress,
+                       models={"script": ModelEntry("script", model, offline=True)}, prices={"script": None},
+                       budget=None, concurrency=concurrency, model_concurrency=concurrency)

@@ -42,5 +42,4 @@ class GatedModel:
                 progress.calls_in_flight -= 1
                 del progress.call_started[call_id]
         progress.add_tokens(response.usage.input_tokens, response.usage.output_tokens)
-        progress.spent_usd += response.cost_usd
         return response

@@ -11,8 +11,10 @@ import hashlib
 import time
 from dataclasses import asdict
 
+import anyio
 import orjson
 
+from runner.errors import InfrastructureError
 from runner.journal import Batch, Journal
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
 from simulators.protocol import AssistantTurn, ToolCall
@@ -63,7 +65,16 @@ class JournaledModel:
             await self._journal.commit(self._call_row(key, response, 0.0, from_cache=True, cost=0.0))
             return ModelResponse(response.turn, Usage(), 0.0)
         started = time.monotonic()
-        response = await self._inner.respond(request)
+        try:
+            response = await self._inner.respond(request)
+        except InfrastructureError as exc:
+            # Failed calls are journaled too: their tokens may have been billed, and the report says so.
+            failed = ModelResponse(AssistantTurn(), exc.usage, exc.cost_usd, exc.attempts)
+            failure = self._call_row(key, failed, time.monotonic() - started, from_cache=False,
+                                     cost=exc.cost_usd, status="failed", error=f"{type(exc).__name__}: {exc}")
+            with anyio.CancelScope(shield=True):
+                await self._journal.commit(failure)
+            raise
         batch = self._call_row(key, response, time.monotonic() - started, from_cache=False,
                                cost=response.cost_usd)
         batch.add("INSERT OR REPLACE INTO response_cache (request_hash, model, response, created_at) "
@@ -71,13 +82,15 @@ class JournaledModel:
         await self._journal.commit(batch)
         return response
 
-    def _call_row(self, key: str, response: ModelResponse, latency: float, from_cache: bool, cost: float) -> Batch:
+    def _call_row(self, key: str, response: ModelResponse, latency: float, from_cache: bool, cost: float,
+                  status: str = "ok", error: str = "") -> Batch:
         usage = response.usage if not from_cache else Usage()
+        attempts = 0 if from_cache else response.attempts
         return Batch().add(
             "INSERT INTO model_calls (run_id, unit_id, stream_id, purpose, model, request_hash, status, attempts, "
             "from_cache, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, "
-            "latency_s, created_at) VALUES (?, ?, ?, ?, ?, ?, 'ok', 1, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, int(from_cache),
-             usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens, usage.output_tokens,
-             cost, latency, time.time()),
+            "latency_s, created_at, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, status, attempts,
+             int(from_cache), usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
+             usage.output_tokens, cost, latency, time.time(), error),
         )

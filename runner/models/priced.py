@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from runner.budget import Budget, Reservation
+from runner.errors import InfrastructureError
 from runner.pricing import Price, cost_usd, worst_case_usd
 from runner.progress import RunProgress
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose
@@ -43,11 +44,14 @@ class PricedModel:
         reservation = self._reserve(worst_case_usd(request, self._price, self._max_attempts))
         try:
             response = await self._inner.respond(request)
+        except InfrastructureError as exc:
+            # The failed attempts' tokens travel on the error: billed like any other tokens.
+            exc.cost_usd = cost_usd(exc.usage, self._price)
+            self._settle(reservation, exc.cost_usd)
+            raise
         except BaseException:
-            # A client that raised returns no usage, so what its attempts cost is unknown here: the call
-            # is counted at 0, an under-count when the provider billed it anyway (a timeout after the
-            # model generated, a cancelled call). Attempts that failed before one succeeded are billed,
-            # through the usage of the response. BaseException: a cancelled call releases its hold too.
+            # Anything else (a cancelled call) returns no usage, so it is counted at 0: an under-count
+            # when the provider billed it anyway. BaseException: a cancelled call releases its hold too.
             self._settle(reservation, 0.0)
             raise
         cost = cost_usd(response.usage, self._price)

@@ -1,14 +1,65 @@
-"""Model clients built from the names a user gives (`scripted`, `scripted:docs`, ...)."""
+"""Model clients built from the names a user gives.
+
+    scripted, scripted:docs                    the offline scripted agent (free, in-process)
+    openai:<model>                             OPENAI_API_KEY
+    anthropic:<model>                          ANTHROPIC_API_KEY
+    openrouter:<vendor>/<model>                OPENROUTER_API_KEY
+    together:<model>, fireworks:<model>        TOGETHER_API_KEY, FIREWORKS_API_KEY
+    openai-compatible:<model>@<base url>       OPENAI_COMPATIBLE_API_KEY if set (vLLM, Ollama, ...)
+    <name>                                     a named endpoint of the sweep file ([endpoints.<name>])
+
+Keys are read from the environment only, held masked (`Secret`), and never written anywhere. One HTTP
+connection pool and one rate limiter per endpoint, shared by every client that calls it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
+import httpx
+
+from runner.config import SweepConfig
 from runner.models.scripted import ScriptedModel
+from runner.pricing import Price, price_of, unpriced, with_overrides
+from runner.providers import (
+    AnthropicClient,
+    HttpSettings,
+    OpenAICompatClient,
+    RateLimiter,
+    RateLimits,
+    Retrier,
+    RetryNotice,
+    RetryPolicy,
+    Secret,
+    make_http_client,
+)
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
-__all__ = ["ModelEntry", "build_model"]
+__all__ = ["KINDS", "ModelEntry", "RetryTally", "build_model", "build_models", "close_models", "model_prices"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    base_url: str
+    key_env: str
+    key_required: bool = True
+
+
+KINDS: dict[str, Kind] = {
+    "openai": Kind("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "anthropic": Kind("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+    "openrouter": Kind("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "together": Kind("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "fireworks": Kind("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "openai-compatible": Kind("", "OPENAI_COMPATIBLE_API_KEY", key_required=False),
+}
+
+ENDPOINT_KEYS = {"kind", "model", "base_url", "api_key_env", "requests_per_minute", "tokens_per_minute",
+                 "max_concurrency", "extra_body", "thinking_budget", "stream"}
 
 
 @dataclass(frozen=True)
@@ -17,15 +68,144 @@ class ModelEntry:
     client: ModelClient
     offline: bool
     """In-process and free: its calls are neither cached nor journaled one by one."""
+    max_attempts: int = 1
+    """The most attempts the client makes per call (its retry limit): the budget reserves for all."""
+    key_hint: str = ""
+    """Where its key comes from, for error messages (never the key)."""
+    http: httpx.AsyncClient | None = None
 
 
-def build_model(name: str) -> ModelEntry:
+@dataclass
+class RetryTally:
+    """Retries and 429s seen by every provider client, for the dashboard."""
+
+    retries: int = 0
+    rate_limited: int = 0
+    listeners: list[Callable[[RetryNotice], None]] = field(default_factory=list)
+
+    def __call__(self, notice: RetryNotice) -> None:
+        self.retries += 1
+        self.rate_limited += notice.status == 429
+        for listener in self.listeners:
+            listener(notice)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    kind: str
+    model: str
+    base_url: str
+    key_env: str
+    limits: RateLimits
+    extra: Mapping[str, Any]
+
+
+def build_models(config: SweepConfig, tally: RetryTally | None = None) -> dict[str, ModelEntry]:
+    """Every model the sweep names (agents and the judge), built before anything is spent."""
+    tally = tally or RetryTally()
+    names = list(dict.fromkeys([*config.models, *([config.judge] if config.judge else [])]))
+    pools: dict[str, tuple[httpx.AsyncClient, RateLimiter]] = {}
+    return {name: build_model(name, config.endpoints, tally, pools) for name in names}
+
+
+def build_model(name: str, endpoints: Mapping[str, Any] | None = None, tally: RetryTally | None = None,
+                pools: dict[str, tuple[httpx.AsyncClient, RateLimiter]] | None = None) -> ModelEntry:
     kind, _, rest = name.partition(":")
     if kind == "scripted":
         try:
             return ModelEntry(name, ScriptedModel(rest or "oracle"), offline=True)
         except ValueError as exc:
             raise ShiftbenchInputError(f"--models: {exc}") from exc
-    raise ShiftbenchInputError(
-        f"--models: unknown model kind '{kind}' in '{name}'; available here: scripted, scripted:docs"
-    )
+    endpoint = _endpoint(name, endpoints or {})
+    key = _key(name, endpoint)
+    http, limiter = _pool(endpoint, pools if pools is not None else {})
+    policy = RetryPolicy()
+    retrier = Retrier(policy, on_retry=tally or RetryTally())
+    client = _client(name, endpoint, key, http, limiter, retrier)
+    return ModelEntry(name, client, offline=False, max_attempts=policy.max_attempts,
+                      key_hint=f"${endpoint.key_env}", http=http)
+
+
+def _endpoint(name: str, endpoints: Mapping[str, Any]) -> Endpoint:
+    if name in endpoints:
+        return _named_endpoint(name, endpoints[name])
+    kind, sep, model = name.partition(":")
+    if not sep or kind not in KINDS or not model:
+        known = ", ".join(["scripted", "scripted:docs", *(f"{k}:<model>" for k in KINDS)])
+        raise ShiftbenchInputError(f"--models: unknown model kind '{kind}' in '{name}'; use one of {known}, "
+                                   "or a named endpoint of the sweep file")
+    base_url = KINDS[kind].base_url
+    if kind == "openai-compatible":
+        model, at, base_url = model.partition("@")
+        if not at or not base_url.startswith(("http://", "https://")):
+            raise ShiftbenchInputError(f"--models: '{name}' needs a base URL: openai-compatible:<model>@http://host:port/v1")
+    return Endpoint(kind, model, base_url, KINDS[kind].key_env, RateLimits(), {})
+
+
+def _named_endpoint(name: str, table: Any) -> Endpoint:
+    where = f"sweep file [endpoints.{name}]"
+    if not isinstance(table, Mapping):
+        raise ShiftbenchInputError(f"{where}: must be a table")
+    extra_keys = sorted(set(table) - ENDPOINT_KEYS)
+    if extra_keys:
+        raise ShiftbenchInputError(f"{where}: unknown key '{extra_keys[0]}'; known: {', '.join(sorted(ENDPOINT_KEYS))}")
+    kind = str(table.get("kind", ""))
+    if kind not in KINDS:
+        raise ShiftbenchInputError(f"{where}: kind must be one of {', '.join(KINDS)}")
+    if not table.get("model"):
+        raise ShiftbenchInputError(f"{where}: model is required (the provider's model id)")
+    base_url = str(table.get("base_url") or KINDS[kind].base_url)
+    if not base_url.startswith(("http://", "https://")):
+        raise ShiftbenchInputError(f"{where}: base_url must start with http:// or https://")
+    limits = RateLimits(requests_per_minute=table.get("requests_per_minute"),
+                        tokens_per_minute=table.get("tokens_per_minute"),
+                        max_concurrency=int(table.get("max_concurrency", 32)))
+    extra = {k: table[k] for k in ("extra_body", "thinking_budget", "stream") if k in table}
+    return Endpoint(kind, str(table["model"]), base_url, str(table.get("api_key_env") or KINDS[kind].key_env),
+                    limits, extra)
+
+
+def _key(name: str, endpoint: Endpoint) -> Secret:
+    value = os.environ.get(endpoint.key_env, "")
+    if not value and (KINDS[endpoint.kind].key_required or endpoint.key_env != KINDS[endpoint.kind].key_env):
+        raise ShiftbenchInputError(f"--models: '{name}' needs its API key in the environment variable "
+                                   f"{endpoint.key_env}; set it and run again (keys are read from the "
+                                   "environment only and never written anywhere)")
+    return Secret(value or "none")
+
+
+def _pool(endpoint: Endpoint, pools: dict[str, tuple[httpx.AsyncClient, RateLimiter]]
+          ) -> tuple[httpx.AsyncClient, RateLimiter]:
+    key = f"{endpoint.base_url}|{endpoint.key_env}"
+    if key not in pools:
+        settings = HttpSettings(max_connections=endpoint.limits.max_concurrency)
+        pools[key] = (make_http_client(settings), RateLimiter(endpoint.limits))
+    return pools[key]
+
+
+def _client(name: str, endpoint: Endpoint, key: Secret, http: httpx.AsyncClient, limiter: RateLimiter,
+            retrier: Retrier) -> ModelClient:
+    extra_body = endpoint.extra.get("extra_body")
+    if endpoint.kind == "anthropic":
+        return AnthropicClient(endpoint.model, api_key=key, http=http, base_url=endpoint.base_url, name=name,
+                               retrier=retrier, limiter=limiter, extra_body=extra_body,
+                               thinking_budget=endpoint.extra.get("thinking_budget"))
+    return OpenAICompatClient(endpoint.model, base_url=endpoint.base_url, api_key=key, http=http, name=name,
+                              retrier=retrier, limiter=limiter, extra_body=extra_body,
+                              stream=bool(endpoint.extra.get("stream", True)))
+
+
+async def close_models(entries: Mapping[str, ModelEntry]) -> None:
+    for http in {id(e.http): e.http for e in entries.values() if e.http is not None}.values():
+        await http.aclose()
+
+
+def model_prices(config: SweepConfig, entries: Mapping[str, ModelEntry]) -> dict[str, Price | None]:
+    """Each model's price (the shipped table with the sweep file's overrides). A model with no price is
+    refused unless the sweep allows unpriced models: a budget cannot cap what it cannot price."""
+    table = with_overrides(config.prices, "sweep file [prices]")
+    missing = unpriced([n for n, e in entries.items() if not e.offline], table)
+    if missing and not config.allow_unpriced:
+        raise ShiftbenchInputError(f"--models: no price known for {', '.join(missing)}; add "
+                                   f'[prices."{missing[0]}"] to the sweep file or pass --allow-unpriced')
+    return {name: price_of(name, table) for name in entries}

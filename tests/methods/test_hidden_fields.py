@@ -18,7 +18,6 @@ from methods.registry import METHOD_REGISTRY, get_method_spec
 from runner.config import SweepConfig
 from runner.engine import Engine, stream_progress
 from runner.journal import open_journal
-from runner.models.registry import ModelEntry
 from runner.plan import Stream
 from runner.progress import RunProgress
 from runner.sweep import _create_run
@@ -27,7 +26,7 @@ from simulators.domain import Domain
 from simulators.model_api import ModelRequest
 from simulators.protocol import JSON, AssistantTurn, TaskView
 from simulators.record import EpisodeRecord
-from tests.fakes import ScriptModel, ToyDomain, toy_decider, toy_scenario
+from tests.fakes import ScriptModel, ToyDomain, offline_clients, toy_decider, toy_scenario
 
 HIDDEN = {"evaluator", "category", "window", "split"}
 RUN = "r-hidden"
@@ -119,8 +118,8 @@ async def test_a_run_hands_methods_views_records_and_bulletins_only_by_design(na
         progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
         progress.streams[stream.stream_id] = stream_progress(stream)
         engine = Engine(run_id=RUN, journal=journal, progress=progress,
-                        models={"script": ModelEntry("script", model, offline=True)}, block_size=2,
-                        max_episode_attempts=1, concurrency=4, model_concurrency=4,
+                        clients=offline_clients(journal, progress, model, concurrency=4), block_size=2,
+                        max_episode_attempts=1,
                         domains=lambda _: typing.cast(Domain, ToyDomain()), method_specs=registry)
         await engine.run([stream])
     assert registry.setups

@@ -19,11 +19,15 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize(("argv", "expected"), [
     (["run", "--methods", "blnd"], "flags: unknown method 'blnd' (did you mean 'blind'?)"),
     (["run", "--scenarios", "retail_l7"], "unknown scenario 'retail_l7'"),
-    (["run", "--models", "openai:gpt-x"], "--models: unknown model kind 'openai'"),
+    (["run", "--models", "gpt:x"], "--models: unknown model kind 'gpt' in 'gpt:x'"),
+    (["run", "--models", "openai:gpt-x"], "'openai:gpt-x' needs its API key in the environment variable OPENAI_API"),
+    (["run", "--models", "openai-compatible:llama"], "needs a base URL: openai-compatible:<model>@http://host:port/v1"),
     (["run", "--models", "scripted:psychic"], "unknown scripted model 'scripted:psychic'"),
     (["run", "--block-size", "0"], "block_size must be at least 1"),
 ])
-def test_bad_flags(argv: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_flags(argv: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     journal = tmp_path / "j.sqlite"
     assert main([*argv, "--journal", str(journal), "--display", "none"]) == 2
     assert expected in one_error_line(capsys)
@@ -55,3 +59,15 @@ def test_unreadable_journal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["resume", "r-nope", "--journal", str(tmp_path / "absent.sqlite")]) == 2
     assert "no journal here" in one_error_line(capsys)
     assert not (tmp_path / "absent.sqlite").exists()
+
+
+def test_unpriced_model_is_refused_before_any_request(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-test-not-a-real-key")
+    # Port 9 (discard) on loopback: had a request been sent, it would have failed as unreachable instead.
+    code = main(["run", "--models", "openai-compatible:mystery@http://127.0.0.1:9/v1", "--journal",
+                 str(tmp_path / "j.sqlite"), "--display", "none"])
+    assert code == 2
+    line = one_error_line(capsys)
+    assert "no price known for openai-compatible:mystery@http://127.0.0.1:9/v1" in line and "--allow-unpriced" in line
+    assert "sk-test-not-a-real-key" not in line

@@ -10,14 +10,21 @@ import pytest
 from runner.config import SweepConfig
 from runner.engine import Engine, stream_progress
 from runner.journal import Journal, open_journal
-from runner.models.registry import ModelEntry
 from runner.plan import Stream
 from runner.progress import RunProgress
 from runner.sweep import _create_run
 from simulators.dataset import Dataset
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn, Scenario
-from tests.fakes import CountingMethod, ScriptModel, ToyDomain, counting_spec, toy_decider, toy_scenario
+from tests.fakes import (
+    CountingMethod,
+    ScriptModel,
+    ToyDomain,
+    counting_spec,
+    offline_clients,
+    toy_decider,
+    toy_scenario,
+)
 
 RUN = "r-test"
 
@@ -32,9 +39,8 @@ def make_engine(journal: Journal, model: ScriptModel, block_size: int, instances
                 stream: Stream) -> Engine:
     progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
     progress.streams[stream.stream_id] = stream_progress(stream)
-    return Engine(run_id=RUN, journal=journal, progress=progress,
-                  models={"script": ModelEntry("script", model, offline=True)},
-                  block_size=block_size, max_episode_attempts=2, concurrency=8, model_concurrency=8,
+    return Engine(run_id=RUN, journal=journal, progress=progress, clients=offline_clients(journal, progress, model),
+                  block_size=block_size, max_episode_attempts=2,
                   domains=lambda name: ToyDomain(), method_specs=lambda name: counting_spec(instances))
 
 

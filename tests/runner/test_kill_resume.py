@@ -21,8 +21,9 @@ def shiftbench(*args: str) -> list[str]:
 
 
 def sweep_args(suite: Path, journal: Path) -> list[str]:
-    return ["--dataset", str(suite), "--scenarios", "banking_l1,retail_l1,pitch_l1", "--methods", "blind,oracle,icl_full",
-            "--models", "scripted", "--block-size", "3", "--journal", str(journal), "--display", "none"]
+    return ["--dataset", str(suite), "--scenarios", "banking_l1,retail_l1,pitch_l1",
+            "--methods", "blind,oracle,icl_full", "--models", "scripted", "--block-size", "3",
+            "--journal", str(journal), "--display", "none"]
 
 
 def rewards(journal: Path) -> dict[str, float]:

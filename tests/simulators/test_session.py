@@ -15,6 +15,9 @@ def test_read_docs_whole_and_by_section() -> None:
     assert read_document(docs, {"doc": "policy"}) == DOC
     assert read_document(docs, {"doc": "policy.md", "section": "returns"}) == \
         "## Returns\nwithin 30 days\n### Gift cards\nnever"
+    assert read_document(docs, {"doc": "policy", "section": "gift-cards"}) == "### Gift cards\nnever"
+    assert read_document({"policy": "# Order modifications\nok\n"}, {"doc": "policy", "section": "modifications"}) \
+        == "# Order modifications\nok"
     with pytest.raises(ToolError, match="no section 'refunds'. Sections: Policy; Returns; Gift cards; Exchanges"):
         read_document(docs, {"doc": "policy", "section": "refunds"})
     with pytest.raises(ToolError, match="no document 'faq'"):

@@ -1,0 +1,30 @@
+"""Before anything is spent, one tiny request per model: an unreachable endpoint or a rejected key stops
+the run with a clear message, and no model silently stands in for another."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from runner.errors import InfrastructureError
+from runner.models.registry import ModelEntry
+from simulators.errors import ShiftbenchInputError
+from simulators.model_api import ModelRequest
+from simulators.protocol import Message
+
+__all__ = ["PROBE_OUTPUT_TOKENS", "probe_models"]
+
+PROBE_OUTPUT_TOKENS = 8
+
+
+async def probe_models(entries: Iterable[ModelEntry], say: Callable[[str], None]) -> None:
+    for entry in entries:
+        if entry.offline:
+            continue
+        request = ModelRequest(system="Reply with the word ok.", messages=(Message(role="user", content="ok?"),),
+                               max_output_tokens=PROBE_OUTPUT_TOKENS, purpose="probe")
+        try:
+            await entry.client.respond(request)
+        except InfrastructureError as exc:
+            raise ShiftbenchInputError(f"--models: probe of '{entry.name}' failed ({type(exc).__name__}: {exc}); "
+                                       f"check its endpoint and {entry.key_hint or 'its API key'}") from exc
+        say(f"Probe: {entry.name} answered.")

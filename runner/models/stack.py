@@ -1,0 +1,53 @@
+"""The client an episode, a judge or a method talks to: the provider client wrapped, outermost first,
+in the journal (response cache; every call recorded), the gate (priority and concurrency), and the
+price (a reservation against the run's budget while the call is in flight).
+
+Cached answers are replayed before the gate, so they take no slot and are never charged; calls waiting
+for a slot hold no reservation. The offline scripted model only passes the gate: it is free and
+in-process, so there is nothing to cache or price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from runner.budget import Budget
+from runner.journal import Journal
+from runner.limits import PriorityLimiter
+from runner.models.gate import Gate, GatedModel
+from runner.models.journaled import JournaledModel
+from runner.models.priced import PricedModel
+from runner.models.registry import ModelEntry
+from runner.pricing import Price
+from runner.progress import RunProgress
+from simulators.model_api import ModelClient, Purpose
+
+__all__ = ["ClientStack"]
+
+
+@dataclass
+class ClientStack:
+    run_id: str
+    journal: Journal
+    progress: RunProgress
+    models: Mapping[str, ModelEntry]
+    prices: Mapping[str, Price | None]
+    budget: Budget | None
+    concurrency: int
+    model_concurrency: int
+
+    def __post_init__(self) -> None:
+        run_wide = PriorityLimiter(self.concurrency)
+        self.progress.call_limit = self.concurrency
+        self._gates = {name: Gate(run_wide, PriorityLimiter(self.model_concurrency), self.progress)
+                       for name in self.models}
+
+    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
+        entry = self.models[model]
+        if entry.offline:
+            return GatedModel(entry.client, self._gates[model], priority)
+        priced = PricedModel(entry.client, self.prices.get(model), self.budget, self.progress, purpose,
+                             max_attempts=entry.max_attempts)
+        gated = GatedModel(priced, self._gates[model], priority)
+        return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose)

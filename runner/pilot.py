@@ -1,0 +1,45 @@
+"""Pilot runs: a few tasks per window, then what the full sweep would cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runner.budget import Budget
+from runner.config import SweepConfig
+from runner.journal import Journal
+from runner.plan import Stream
+
+__all__ = ["PILOT_MARGIN", "project_cost", "pilot_projection"]
+
+PILOT_MARGIN = 1.3
+"""Pilot tasks are the first of each window; later ones run longer prompts (methods accumulate), so the
+projection carries a margin."""
+
+
+def project_cost(pilot_spend: float, pilot_tasks: int, full_tasks: int) -> float:
+    if pilot_tasks == 0:
+        return 0.0
+    return pilot_spend / pilot_tasks * full_tasks * PILOT_MARGIN
+
+
+def full_task_count(streams: Sequence[Stream]) -> int:
+    """Tasks of the same sweep without the pilot cut (serving only where the method learns)."""
+    return sum((len(s.scenario.serving) if s.serving else 0) + len(s.scenario.test) for s in streams)
+
+
+async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stream], config: SweepConfig,
+                           budget: Budget | None) -> str:
+    spend_row = await journal.fetchone("SELECT COALESCE(SUM(cost_usd), 0) FROM model_calls WHERE run_id = ?",
+                                       (run_id,))
+    done_row = await journal.fetchone("SELECT count(*) FROM episodes WHERE run_id = ?", (run_id,))
+    spend = float(spend_row[0]) if spend_row else 0.0
+    done = int(done_row[0]) if done_row else 0
+    full = full_task_count(streams)
+    projected = project_cost(spend, done, full)
+    line = (f"Pilot: {done} tasks cost ${spend:.4f} (${spend / max(done, 1):.5f} a task); the full sweep of "
+            f"{full} tasks is projected at ${projected:.2f} (x{PILOT_MARGIN} margin)")
+    if config.budget is None:
+        return line + "; no budget set."
+    left = config.budget - (budget.spent if budget else spend)
+    verdict = "fits" if projected <= left else "does NOT fit"
+    return line + f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
