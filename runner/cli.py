@@ -18,6 +18,8 @@ import orjson
 
 from methods.registry import METHOD_REGISTRY
 from runner.config import SweepConfig, load_config_file
+from runner.models.probe import probe_models
+from runner.models.registry import build_models, close_models
 from runner.report import build_report, render_csv, render_json, render_markdown, render_text
 from runner.runs import list_runs, render_runs_json, render_runs_text
 from runner.sweep import default_journal, resume_sweep, start_sweep
@@ -42,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
                                              "methods blind and oracle)"))
     resume = commands.add_parser("resume", help="continue an interrupted run in place")
     resume.add_argument("run_id")
+    resume.add_argument("--budget", type=float, help="a new hard cap in USD (a run stopped by its cap resumes "
+                                                      "with a higher one)")
     _add_journal(resume)
     resume.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
     runs = commands.add_parser("runs", help="list the runs in a journal")
@@ -54,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
         fmt.add_argument(flag, action="store_true")
     _add_journal(report)
     commands.add_parser("methods", help="list the learning methods")
+    probe = commands.add_parser("probe", help="send one tiny request to each model (checks endpoint and key)")
+    probe.add_argument("models", nargs="+")
+    probe.add_argument("--config", type=Path, help="a sweep file, for its named endpoints")
     _add_data(commands.add_parser("data", help="build or check a dataset"))
     return parser
 
@@ -73,7 +80,12 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--block-size", type=int, help="serving episodes per learning step (default 1; 12 = reference)")
     run.add_argument("--concurrency", type=int, help="model calls in flight across the run")
     run.add_argument("--model-concurrency", type=int, help="model calls in flight per model")
-    run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window")
+    run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window, "
+                                               "then the projected cost of the full sweep")
+    run.add_argument("--budget", type=float, help="hard cap on the run's spend in USD")
+    run.add_argument("--allow-unpriced", action="store_true", default=None,
+                     help="run models with no known price (spend counts only what providers report)")
+    run.add_argument("--judge", help="a model to judge pitches (default: the offline deterministic judge)")
     run.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
     _add_journal(run)
 
@@ -90,7 +102,8 @@ def _add_data(data: argparse.ArgumentParser) -> None:
 
 _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenarios", "dataset": "dataset",
                   "seed": "seed", "block_size": "block_size", "concurrency": "concurrency",
-                  "model_concurrency": "model_concurrency", "pilot": "pilot"}
+                  "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
+                  "allow_unpriced": "allow_unpriced", "judge": "judge"}
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
@@ -126,7 +139,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_resume(args: argparse.Namespace) -> int:
     journal = _journal(args)
-    outcome = _async(resume_sweep, args.run_id, journal, args.display)
+    outcome = _async(resume_sweep, args.run_id, journal, args.display, print, args.budget)
     print(render_text(_async(build_report, journal, outcome.run_id)))
     return EXIT_BY_STATUS.get(outcome.status, 1)
 
@@ -142,6 +155,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
     render = render_json if args.json else render_csv if args.csv else render_markdown if args.md else render_text
     print(render(report))
     return 0
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    config = load_config_file(args.config) if args.config else SweepConfig()
+    config = replace(config, models=tuple(args.models), allow_unpriced=True).validate("flags")
+    _async(_probe, config)
+    return 0
+
+
+async def _probe(config: SweepConfig) -> None:
+    models = build_models(config)
+    for entry in models.values():
+        if entry.offline:
+            print(f"Probe: {entry.name} is in-process, nothing to reach.")
+    try:
+        await probe_models(models.values(), print)
+    finally:
+        await close_models(models)
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
@@ -172,7 +203,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "report": _cmd_report,
-    "methods": _cmd_methods, "data": _cmd_data,
+    "methods": _cmd_methods, "data": _cmd_data, "probe": _cmd_probe,
 }
 
 

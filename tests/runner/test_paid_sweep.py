@@ -1,0 +1,104 @@
+"""Whole sweeps against a real loopback provider: spend, the hard budget, resume to the same results."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bench.mock_provider import MockUsage, Recorded, Reply, Response, serve_mock, tool_loop
+from runner.config import SweepConfig
+from runner.report import build_report
+from runner.sweep import resume_sweep, start_sweep
+
+PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
+KEY = "sk-loopback-test-key-0123456789"
+
+
+class PricedReplies:
+    """tool_loop's answers with half of every prompt served from cache; remembers the usage it sent."""
+
+    def __init__(self, output_tokens: int = 20) -> None:
+        self.inner = tool_loop(calls_before_finish=1, output_tokens=output_tokens)
+        self.sent: list[MockUsage] = []
+
+    def __call__(self, request: Recorded) -> Response:
+        reply = self.inner(request)
+        assert isinstance(reply, Reply)
+        usage = MockUsage(input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
+                          cached_tokens=reply.usage.input_tokens // 2)
+        self.sent.append(usage)
+        return dataclasses.replace(reply, usage=usage)
+
+
+def priced(usage: MockUsage) -> float:
+    fresh = usage.input_tokens - usage.cached_tokens
+    return (fresh * PRICE["input"] + usage.cached_tokens * PRICE["cached_input"]
+            + usage.output_tokens * PRICE["output"]) / 1e6
+
+
+def config_for(base_url: str, suite: Path, budget: float | None = None, concurrency: int = 8) -> SweepConfig:
+    model = f"openai-compatible:mock@{base_url}/v1"
+    return SweepConfig(models=(model,), methods=("blind",), scenarios=("banking_l1", "pitch_l1"),
+                       dataset=str(suite), pilot=3, prices={model: PRICE}, budget=budget, concurrency=concurrency)
+
+
+def rewards(journal: Path) -> dict[str, float]:
+    with sqlite3.connect(journal) as db:
+        return dict(db.execute("SELECT unit_id, reward FROM episodes").fetchall())
+
+
+def quiet(text: str) -> None:
+    return None
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", KEY)
+
+
+async def test_report_spend_is_the_priced_usage_the_server_returned(built_suite: Path, tmp_path: Path) -> None:
+    replies = PricedReplies()
+    journal = tmp_path / "j.sqlite"
+    async with serve_mock(replies) as mock:
+        outcome = await start_sweep(config_for(mock.base_url, built_suite), journal, "none", quiet)
+    assert outcome.status == "completed"
+    report = await build_report(journal, outcome.run_id)
+    # The first request is the probe, sent before the run exists; everything after is the run's.
+    expected = sum(priced(u) for u in replies.sent[1:])
+    stream = report.streams[0]
+    assert stream.cost_usd.total == pytest.approx(expected, rel=1e-9)
+    assert stream.cost_usd.agent == pytest.approx(expected, rel=1e-9)
+    assert report.cost_usd.total == pytest.approx(expected, rel=1e-9)
+    assert KEY.encode() not in journal.read_bytes()
+    assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in mock.requests)
+
+
+async def test_capped_run_stops_then_resumes_to_the_uncapped_results(built_suite: Path, tmp_path: Path) -> None:
+    # Dear answers (16k output tokens each), so that a cap can admit a few calls' worst cases and still
+    # stop the run well before its end. One call in flight at a time keeps the stopping point simple.
+    async with serve_mock(PricedReplies(output_tokens=16_000)) as mock:
+        free = await start_sweep(config_for(mock.base_url, built_suite), tmp_path / "free.sqlite", "none", quiet)
+        assert free.status == "completed"
+        with sqlite3.connect(tmp_path / "free.sqlite") as db:
+            full_cost = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()[0]
+
+        cap = full_cost / 3
+        journal = tmp_path / "capped.sqlite"
+        capped = await start_sweep(config_for(mock.base_url, built_suite, budget=cap, concurrency=1), journal,
+                                   "none", quiet)
+        assert capped.status == "budget_exhausted"
+        with sqlite3.connect(journal) as db:
+            spent = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()[0]
+            pending = db.execute("SELECT count(*) FROM units WHERE status = 'pending'").fetchone()[0]
+        assert spent is not None and 0 < spent <= cap and pending > 0
+
+        resumed = await resume_sweep(capped.run_id, journal, "none", quiet, budget=full_cost * 3)
+        assert resumed.status == "completed"
+
+    def by_task(path: Path) -> dict[str, float]:
+        return {unit.split("|", 1)[1]: reward for unit, reward in rewards(path).items()}
+
+    assert by_task(journal) == by_task(tmp_path / "free.sqlite")
