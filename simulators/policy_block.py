@@ -11,6 +11,7 @@ flat object of rule id -> rule, so a later block overrides an earlier one rule b
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -32,6 +33,16 @@ def render_policy_block(rules: Mapping[str, JSON]) -> str:
 def parse_policy_blocks(text: str) -> list[dict[str, JSON]]:
     """Every well-formed block in `text`, in order. A malformed block is skipped, not fatal: an
     agent reading a damaged note should fall back to what it knows, as a person would."""
+    return [dict(block) for block in _parsed(text)]
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> tuple[dict[str, JSON], ...]:
+    # Cached: the scripted agent re-reads the same system prompt every turn of an episode, and a
+    # method's context can run to hundreds of kilobytes. A str caches its own hash, so a hit is cheap.
+    # Callers get copies of the top level (parse_policy_blocks); rules themselves are read, not edited.
+    if FENCE not in text:
+        return ()
     blocks: list[dict[str, JSON]] = []
     for match in _BLOCK.finditer(text):
         try:
@@ -40,7 +51,7 @@ def parse_policy_blocks(text: str) -> list[dict[str, JSON]]:
             continue
         if isinstance(value, dict):
             blocks.append(value)
-    return blocks
+    return tuple(blocks)
 
 
 def merged_policy(*texts: str) -> dict[str, JSON]:
