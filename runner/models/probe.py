@@ -18,12 +18,12 @@ PROBE_OUTPUT_TOKENS = 8
 
 async def probe_models(entries: Iterable[ModelEntry], say: Callable[[str], None]) -> None:
     for entry in entries:
-        if entry.offline:
+        if entry.offline or entry.probe is None:
             continue
         request = ModelRequest(system="Reply with the word ok.", messages=(Message(role="user", content="ok?"),),
                                max_output_tokens=PROBE_OUTPUT_TOKENS, purpose="probe")
         try:
-            await entry.client.respond(request)
+            await entry.probe.respond(request)
         except InfrastructureError as exc:
             raise ShiftbenchInputError(f"--models: probe of '{entry.name}' failed ({type(exc).__name__}: {exc}); "
                                        f"check its endpoint and {entry.key_hint or 'its API key'}") from exc

@@ -58,6 +58,9 @@ KINDS: dict[str, Kind] = {
     "openai-compatible": Kind("", "OPENAI_COMPATIBLE_API_KEY", key_required=False),
 }
 
+PROBE_POLICY = RetryPolicy(max_attempts=2, attempt_timeout_s=60.0, deadline_s=90.0, backoff_initial_s=0.5,
+                           backoff_max_s=2.0)
+
 ENDPOINT_KEYS = {"kind", "model", "base_url", "api_key_env", "requests_per_minute", "tokens_per_minute",
                  "max_concurrency", "extra_body", "thinking_budget", "stream"}
 
@@ -73,6 +76,9 @@ class ModelEntry:
     key_hint: str = ""
     """Where its key comes from, for error messages (never the key)."""
     http: httpx.AsyncClient | None = None
+    probe: ModelClient | None = None
+    """The same model behind a short retry policy: a probe should fail in seconds, not after the
+    minutes of backoff a sweep's calls are allowed."""
 
 
 @dataclass
@@ -120,10 +126,10 @@ def build_model(name: str, endpoints: Mapping[str, Any] | None = None, tally: Re
     key = _key(name, endpoint)
     http, limiter = _pool(endpoint, pools if pools is not None else {})
     policy = RetryPolicy()
-    retrier = Retrier(policy, on_retry=tally or RetryTally())
-    client = _client(name, endpoint, key, http, limiter, retrier)
+    client = _client(name, endpoint, key, http, limiter, Retrier(policy, on_retry=tally or RetryTally()))
+    probe = _client(name, endpoint, key, http, limiter, Retrier(PROBE_POLICY))
     return ModelEntry(name, client, offline=False, max_attempts=policy.max_attempts,
-                      key_hint=f"${endpoint.key_env}", http=http)
+                      key_hint=f"${endpoint.key_env}", http=http, probe=probe)
 
 
 def _endpoint(name: str, endpoints: Mapping[str, Any]) -> Endpoint:

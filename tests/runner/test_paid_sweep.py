@@ -102,3 +102,42 @@ async def test_capped_run_stops_then_resumes_to_the_uncapped_results(built_suite
         return {unit.split("|", 1)[1]: reward for unit, reward in rewards(path).items()}
 
     assert by_task(journal) == by_task(tmp_path / "free.sqlite")
+
+
+async def test_method_calls_are_journaled_as_method_spend(built_suite: Path, tmp_path: Path) -> None:
+    async with serve_mock(PricedReplies()) as mock:
+        config = dataclasses.replace(config_for(mock.base_url, built_suite), methods=("lessons",),
+                                     scenarios=("banking_l1",), pilot=2)
+        outcome = await start_sweep(config, tmp_path / "j.sqlite", "none", quiet)
+    assert outcome.status == "completed"
+    with sqlite3.connect(tmp_path / "j.sqlite") as db:
+        method_calls, method_cost = db.execute(
+            "SELECT count(*), SUM(cost_usd) FROM model_calls WHERE purpose = 'method'").fetchone()
+        serving = db.execute("SELECT count(*) FROM units WHERE phase = 'serving'").fetchone()[0]
+    assert method_calls == serving  # lessons asks once per serving episode
+    report = await build_report(tmp_path / "j.sqlite", outcome.run_id)
+    assert report.streams[0].cost_usd.method == pytest.approx(method_cost, rel=1e-9) and method_cost > 0
+
+
+async def test_pilot_prints_the_projected_cost_of_the_full_sweep(built_suite: Path, tmp_path: Path) -> None:
+    lines: list[str] = []
+    async with serve_mock(PricedReplies()) as mock:
+        config = dataclasses.replace(config_for(mock.base_url, built_suite), pilot=2, budget=1000.0)
+        await start_sweep(config, tmp_path / "j.sqlite", "none", lines.append)
+    with sqlite3.connect(tmp_path / "j.sqlite") as db:
+        spend, = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()
+        done, = db.execute("SELECT count(*) FROM episodes").fetchone()
+    full = 178 + 96  # blind runs no serving stream: the test tasks of banking_l1 and pitch_l1
+    projected = spend / done * full * 1.3
+    pilot_line = next(line for line in lines if line.startswith("Pilot:"))
+    assert f"the full sweep of {full} tasks is projected at ${projected:.2f}" in pilot_line
+    assert "it fits the $" in pilot_line
+
+
+def test_probe_of_an_unreachable_model_is_one_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.cli import main
+
+    assert main(["probe", "openai-compatible:gone@http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "probe of 'openai-compatible:gone@http://127.0.0.1:9/v1' failed" in err[0]
+    assert KEY not in err[0]
