@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from simulators.model_api import Usage
 
-__all__ = ["InfrastructureError", "ProviderError", "ProviderTimeout", "RateLimited", "RunAborted"]
+__all__ = ["InfrastructureError", "ProviderError", "ProviderTimeout", "RateLimited", "RunAborted", "sole_error"]
 
 
 class InfrastructureError(Exception):
@@ -40,3 +40,11 @@ class ProviderError(InfrastructureError):
 
 class RunAborted(Exception):
     """Stops the run cleanly with a reason; the journal stays resumable."""
+
+
+def sole_error(error: BaseException) -> BaseException:
+    """The one error inside (nested) one-member exception groups, as task groups wrap what their body
+    raised; a group of several stays a group."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error

@@ -21,6 +21,7 @@ import aiosqlite
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from runner.errors import sole_error
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["Batch", "Journal", "JournalError", "SCHEMA_VERSION", "open_journal", "read_only"]
@@ -34,7 +35,7 @@ CREATE TABLE IF NOT EXISTS runs (
     status TEXT NOT NULL, stop_reason TEXT NOT NULL DEFAULT '',
     config TEXT NOT NULL, config_hash TEXT NOT NULL,
     dataset_path TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, dataset_files TEXT NOT NULL DEFAULT '{}',
-    code_version TEXT NOT NULL, budget_usd REAL
+    code_version TEXT NOT NULL, budget_usd REAL, pid INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS units (
     run_id TEXT NOT NULL, unit_id TEXT NOT NULL, stream_id TEXT NOT NULL,
@@ -237,6 +238,10 @@ async def open_journal(path: Path | str,
                 yield journal
             finally:
                 await sender.aclose()
+    except BaseExceptionGroup as group_error:
+        # The task group wraps whatever the caller's block raised; hand the caller its own error back
+        # (a ShiftbenchInputError must still reach the CLI as itself).
+        raise sole_error(group_error) from None
     finally:
         with anyio.CancelScope(shield=True):
             await connection.close()

@@ -12,6 +12,7 @@ import aiosqlite
 import orjson
 
 from runner.journal import read_only
+from runner.liveness import process_alive
 from runner.report import spend_by_purpose, text_table
 
 __all__ = ["RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
@@ -32,7 +33,16 @@ class RunSummary:
     methods: list[str]
 
 
-_RUNS_SQL = "SELECT run_id, created_at, status, stop_reason, config, budget_usd FROM runs ORDER BY created_at DESC"
+def shown_status(status: str, pid: int) -> str:
+    """A run journaled as running whose process is gone (killed, crashed, machine rebooted) is shown as
+    such: it is resumable, not running."""
+    if status == "running" and not process_alive(pid):
+        return "stopped (process gone; resume it)"
+    return status
+
+
+_RUNS_SQL = ("SELECT run_id, created_at, status, stop_reason, config, budget_usd, pid FROM runs "
+             "ORDER BY created_at DESC")
 _UNITS_SQL = "SELECT run_id, count(*) AS total, sum(status = 'done') AS done FROM units GROUP BY run_id"
 _NAMES_SQL = "SELECT run_id, model, method FROM units GROUP BY run_id, model, method ORDER BY min(rowid)"
 _CALLS_SQL = "SELECT run_id, purpose, sum(cost_usd) AS cost FROM model_calls GROUP BY run_id, purpose"
@@ -78,7 +88,8 @@ def _summary(run: sqlite3.Row, units: sqlite3.Row | None, names: tuple[list[str]
              spend: float) -> RunSummary:
     # A run that stopped before planning its units still names its models through the config.
     models, methods = names if names is not None else _config_names(run["config"])
-    return RunSummary(run_id=run["run_id"], created_at=run["created_at"], status=run["status"],
+    status = shown_status(run["status"], run["pid"])
+    return RunSummary(run_id=run["run_id"], created_at=run["created_at"], status=status,
                       stop_reason=run["stop_reason"], done=units["done"] if units else 0,
                       total=units["total"] if units else 0, spend_usd=spend, budget_usd=run["budget_usd"],
                       models=models, methods=methods)

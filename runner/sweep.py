@@ -6,6 +6,7 @@ runs one episode (STYLE.md's three layers).
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
 import time
@@ -23,9 +24,10 @@ from runner.budget import Budget
 from runner.config import SweepConfig, config_from_json, config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
-from runner.errors import RunAborted
+from runner.errors import RunAborted, sole_error
 from runner.journal import Batch, Journal, open_journal
 from runner.judge import judge_factory
+from runner.liveness import process_alive
 from runner.models.probe import probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
@@ -131,10 +133,11 @@ async def _create_run(journal: Journal, run_id: str, config: SweepConfig, datase
     now = time.time()
     batch = Batch().add(
         "INSERT INTO runs (run_id, created_at, updated_at, status, config, config_hash, dataset_path, "
-        "dataset_fingerprint, dataset_files, code_version, budget_usd) "
-        "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+        "dataset_fingerprint, dataset_files, code_version, budget_usd, pid) "
+        "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
         (run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
-         dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget),
+         dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget,
+         os.getpid()),
     )
     batch.add_many(
         "INSERT INTO units (run_id, unit_id, stream_id, model, method, scenario, phase, window, seq, task_id, "
@@ -152,6 +155,11 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
         raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
     if row["status"] == "completed":
         raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")
+    if row["status"] == "running" and process_alive(row["pid"]) and row["pid"] != os.getpid():
+        raise ShiftbenchInputError(f"run {run_id} is still running in process {row['pid']}; stop it first "
+                                   "(Ctrl-C) or wait for it to end")
+    await journal.commit(Batch().add("UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?",
+                                     (os.getpid(), run_id)))
     config = config_from_json(row["config"])
     if config_hash(config) != row["config_hash"]:
         raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
@@ -196,7 +204,8 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         progress.status = status
         display.stop()
         await _finish(journal, run_id, status, reason)
-    say(f"Run {run_id}: {status}" + (f" ({reason})" if reason else ""))
+    if status != "completed":
+        say(f"Run {run_id}: {status}" + (f" ({reason})" if reason else ""))
     if config.pilot:
         say(await pilot_projection(journal, run_id, streams, config, budget))
     return RunOutcome(run_id, status, reason, journal.path)
@@ -225,11 +234,22 @@ async def _run_engine(engine: Engine, streams: list[Stream], display: Display) -
             group.start_soon(_refresh, display)
             await engine.run(streams)
             group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        aborted, other = group_error.split(RunAborted)
+        if aborted is not None and other is None:
+            return "failed", str(sole_error(_first_leaf(aborted)))
+        raise sole_error(group_error) from None
     except RunAborted as exc:
         return "failed", str(exc)
     if engine.stop.requested:
         return engine.stop.status, engine.stop.reason
     return "completed", ""
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 async def _refresh(display: Display) -> None:
