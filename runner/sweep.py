@@ -158,8 +158,6 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
     if row["status"] == "running" and process_alive(row["pid"]) and row["pid"] != os.getpid():
         raise ShiftbenchInputError(f"run {run_id} is still running in process {row['pid']}; stop it first "
                                    "(Ctrl-C) or wait for it to end")
-    await journal.commit(Batch().add("UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?",
-                                     (os.getpid(), run_id)))
     config = config_from_json(row["config"])
     if config_hash(config) != row["config_hash"]:
         raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
@@ -183,6 +181,9 @@ def _check_same_dataset(run_id: str, path: str, before: dict[str, str], fingerpr
 async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],
                  models: dict[str, ModelEntry], prices: dict[str, Price | None], tally: RetryTally,
                  display_kind: str, say: Callable[[str], None]) -> RunOutcome:
+    # Only now, with every check passed, is the run this process's: a refused resume leaves it as it was.
+    await journal.commit(Batch().add("UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?",
+                                     (os.getpid(), run_id)))
     progress = await _progress(journal, run_id, streams)
 
     def count_retry(notice: RetryNotice) -> None:
