@@ -1,0 +1,324 @@
+"""Drive the engine over a list of streams with meters on the journal, the methods and the models.
+
+This is `runner.sweep`'s driving layer without the probe, the display and the signal handling: the
+same `Engine`, `ClientStack` and journal, so what is timed is what a sweep runs. The meters wrap, they
+never replace: a `JournalMeter` stands in for the journal (same three calls) and times the commits its
+callers wait for and, where the journal exposes it, the writer's transactions; `MethodMeter` times
+the method calls the engine makes (context, learn, state); `ModelMeter` times the model calls.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
+
+from methods.base import Method, MethodSetup, MethodSpec
+from methods.registry import get_method_spec
+from runner.config import SweepConfig
+from runner.engine import Engine, stream_progress
+from runner.journal import Batch, Journal, open_journal
+from runner.models.registry import ModelEntry, build_models, close_models, model_prices
+from runner.models.stack import ClientStack
+from runner.plan import Stream
+from runner.progress import RunProgress
+from runner.sweep import _create_run  # the run and its units, exactly as a sweep journals them
+from simulators.dataset import Dataset
+from simulators.model_api import ModelClient, ModelRequest, ModelResponse
+from simulators.protocol import JSON, TaskView
+from simulators.record import EpisodeRecord
+
+__all__ = ["EngineRun", "JournalMeter", "Waits", "MethodMeter", "ModelMeter", "StackFactory", "run_streams", "wait_ms"]
+
+_CHECKPOINT_SQL = "INSERT OR REPLACE INTO checkpoints"
+_CALL_SQL = "INSERT INTO model_calls"
+_SERVING = "|serving|"
+
+
+def _payload_bytes(params: Sequence[Any]) -> int:
+    return sum(len(p) for p in params if isinstance(p, bytes | str))
+
+
+@dataclass
+class Waits:
+    count: int = 0
+    seconds: float = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.count += 1
+        self.seconds += seconds
+
+    @property
+    def mean_ms(self) -> float:
+        return round(1000 * self.seconds / self.count, 3) if self.count else 0.0
+
+
+class JournalMeter:
+    """The journal, counted: how long callers waited for commits (block checkpoints, model calls of
+    serving units, everything else) and reads, bytes handed over, checkpoint bytes, and the writer's
+    time inside transactions (its `_commit_group`, when the journal has one)."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.path = journal.path
+        self.waits: dict[str, Waits] = defaultdict(Waits)
+        """checkpoint (a serving block's commit), serving_call (a serving unit's model call), other, read."""
+        self.bytes = 0
+        self.checkpoints = 0
+        self.checkpoint_bytes = 0
+        self.writer_s: float | None = None
+        group = getattr(journal, "_commit_group", None)
+        if group is not None:
+            self.writer_s = 0.0
+            journal._commit_group = self._timed_writer(group)  # type: ignore[method-assign]
+
+    def _timed_writer(self, group: Callable[[list[Any]], Awaitable[None]]) -> Callable[[list[Any]], Awaitable[None]]:
+        async def timed(pending: list[Any]) -> None:
+            started = time.perf_counter()
+            try:
+                await group(pending)
+            finally:
+                self.writer_s = (self.writer_s or 0.0) + time.perf_counter() - started
+        return timed
+
+    def _kind(self, batch: Batch) -> str:
+        kind = "other"
+        for sql, params in batch.statements:
+            size = _payload_bytes(params)
+            self.bytes += size
+            if sql.startswith(_CHECKPOINT_SQL):
+                kind = "checkpoint"
+                self.checkpoints += 1
+                self.checkpoint_bytes += size
+            elif sql.startswith(_CALL_SQL) and kind == "other" and _SERVING in str(params[1]):
+                kind = "serving_call"
+        for _sql, rows in batch.many:
+            self.bytes += sum(_payload_bytes(row) for row in rows)
+        return kind
+
+    async def commit(self, batch: Batch) -> None:
+        kind = self._kind(batch)
+        started = time.perf_counter()
+        try:
+            await self.journal.commit(batch)
+        finally:
+            self.waits[kind].add(time.perf_counter() - started)
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        started = time.perf_counter()
+        try:
+            return await self.journal.fetchall(sql, params)
+        finally:
+            self.waits["read"].add(time.perf_counter() - started)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        started = time.perf_counter()
+        try:
+            return await self.journal.fetchone(sql, params)
+        finally:
+            self.waits["read"].add(time.perf_counter() - started)
+
+    def as_journal(self) -> Journal:
+        return cast(Journal, self)
+
+    def stats(self) -> dict[str, Any]:
+        commits = [w for k, w in self.waits.items() if k != "read"]
+        calls, waited = sum(w.count for w in commits), sum(w.seconds for w in commits)
+        return {"transactions": self.journal.commits, "batches": self.journal.batches,
+                "batches_per_transaction": round(self.journal.batches / max(1, self.journal.commits), 2),
+                "commit_wait_s": round(waited, 3), "mean_commit_ms": round(1000 * waited / max(1, calls), 3),
+                "waits": {k: {"count": w.count, "seconds": round(w.seconds, 3), "mean_ms": w.mean_ms}
+                          for k, w in sorted(self.waits.items())},
+                "writer_s": None if self.writer_s is None else round(self.writer_s, 3),
+                "mb_written": round(self.bytes / 1e6, 2), "checkpoints": self.checkpoints,
+                "checkpoint_mb": round(self.checkpoint_bytes / 1e6, 2)}
+
+
+
+def wait_ms(journal_stats: Mapping[str, Any], kind: str) -> float:
+    """The mean wait of one kind of journal call, from `JournalMeter.stats()`; 0 if none was made."""
+    return float(journal_stats["waits"].get(kind, {}).get("mean_ms", 0.0))
+
+
+@dataclass
+class MethodMeter:
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def specs(self, base: Callable[[str], MethodSpec] = get_method_spec) -> Callable[[str], MethodSpec]:
+        def spec(name: str) -> MethodSpec:
+            inner = base(name)
+            return replace(inner, build=lambda setup: self._build(inner, setup))
+        return spec
+
+    def _build(self, spec: MethodSpec, setup: MethodSetup) -> Method:
+        return _TimedMethod(spec.build(setup), self)
+
+    def add(self, what: str, started: float) -> None:
+        self.seconds[what] += time.perf_counter() - started
+        self.calls[what] += 1
+
+    def stats(self) -> dict[str, Any]:
+        return {f"{k}_s": round(v, 3) for k, v in sorted(self.seconds.items())}
+
+
+class _TimedMethod:
+    def __init__(self, inner: Method, meter: MethodMeter) -> None:
+        self._inner = inner
+        self._meter = meter
+
+    def context(self, task: TaskView) -> str:
+        started = time.perf_counter()
+        try:
+            return self._inner.context(task)
+        finally:
+            self._meter.add("context", started)
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        started = time.perf_counter()
+        try:
+            await self._inner.learn(records)
+        finally:
+            self._meter.add("learn", started)
+
+    def state(self) -> JSON:
+        started = time.perf_counter()
+        try:
+            return self._inner.state()
+        finally:
+            self._meter.add("state", started)
+
+    def load(self, state: JSON) -> None:
+        started = time.perf_counter()
+        try:
+            self._inner.load(state)
+        finally:
+            self._meter.add("load", started)
+
+
+@dataclass
+class ModelMeter:
+    """Time inside model calls. For the in-process scripted model this is the simulated agent's CPU,
+    a cost a real model moves off the machine."""
+
+    calls: int = 0
+    seconds: float = 0.0
+
+    def wrap(self, entries: Mapping[str, ModelEntry]) -> dict[str, ModelEntry]:
+        return {name: replace(entry, client=_TimedModel(entry.client, self)) for name, entry in entries.items()}
+
+
+class _TimedModel:
+    def __init__(self, inner: ModelClient, meter: ModelMeter) -> None:
+        self._inner = inner
+        self._meter = meter
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        started = time.perf_counter()
+        try:
+            return await self._inner.respond(request)
+        finally:
+            self._meter.calls += 1
+            self._meter.seconds += time.perf_counter() - started
+
+
+StackFactory = Callable[..., ClientStack]
+"""ClientStack or a subclass (the makespan benchmark's no-priority variant)."""
+
+
+@dataclass(frozen=True)
+class StreamTimes:
+    stream_id: str
+    serving: int
+    test: int
+    serving_turns: int
+    serving_done_s: float
+    """Since the engine started: when the last serving episode was journaled (0 without serving)."""
+    done_s: float
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    wall_s: float
+    episodes: int
+    serving: int
+    test: int
+    turns: int
+    streams: tuple[StreamTimes, ...]
+    journal: dict[str, Any]
+    methods: dict[str, Any]
+    model_calls: int
+    model_s: float
+    journaled_calls: int
+    """Rows in model_calls: every paid call (the scripted model's are not journaled one by one)."""
+
+    @property
+    def episodes_per_s(self) -> float:
+        return self.episodes / self.wall_s if self.wall_s > 0 else 0.0
+
+
+async def run_streams(config: SweepConfig, dataset: Dataset, streams: list[Stream], journal_path: Path,
+                      stack: StackFactory = ClientStack, time_models: bool = False) -> EngineRun:
+    """Journal a run of `streams` (as a sweep does) and drive the engine over it; time the engine only."""
+    models = build_models(config)
+    model_meter = ModelMeter()
+    try:
+        prices = model_prices(config, models)
+        agents = model_meter.wrap(models) if time_models else models
+        async with open_journal(journal_path) as journal:
+            run_id = "bench"
+            await _create_run(journal, run_id, config, dataset, streams)
+            meter = JournalMeter(journal)
+            progress = RunProgress(run_id=run_id, journal_path=str(journal_path))
+            for stream in streams:
+                progress.streams[stream.stream_id] = stream_progress(stream)
+            clients = stack(run_id=run_id, journal=meter.as_journal(), progress=progress, models=agents,
+                            prices=prices, budget=None, concurrency=config.concurrency,
+                            model_concurrency=config.model_concurrency)
+            methods = MethodMeter()
+            engine = Engine(run_id=run_id, journal=meter.as_journal(), progress=progress, clients=clients,
+                            block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
+                            method_specs=methods.specs())
+            started_wall, started = time.time(), time.perf_counter()
+            await engine.run(streams)
+            wall = time.perf_counter() - started
+            journal_stats = meter.stats()
+    finally:
+        await close_models(models)
+    times = _stream_times(journal_path, started_wall)
+    return EngineRun(wall_s=wall, episodes=sum(t.serving + t.test for t in times),
+                     serving=sum(t.serving for t in times), test=sum(t.test for t in times),
+                     turns=_count(journal_path, "SELECT COALESCE(sum(turns), 0) FROM episodes"), streams=times,
+                     journal=journal_stats, methods=methods.stats(), model_calls=model_meter.calls,
+                     model_s=model_meter.seconds,
+                     journaled_calls=_count(journal_path, "SELECT count(*) FROM model_calls"))
+
+
+def _stream_times(journal_path: Path, started_wall: float) -> tuple[StreamTimes, ...]:
+    with closing(sqlite3.connect(journal_path)) as db:
+        rows = db.execute(
+            "SELECT stream_id, unit_id LIKE '%|serving|%' AS serving, count(*), sum(turns), max(finished_at) "
+            "FROM episodes GROUP BY stream_id, serving").fetchall()
+    by_stream: dict[str, dict[bool, tuple[int, int, float]]] = defaultdict(dict)
+    for stream_id, serving, count, turns, finished in rows:
+        by_stream[stream_id][bool(serving)] = (count, turns, finished - started_wall)
+    times = []
+    for stream_id, parts in sorted(by_stream.items()):
+        served = parts.get(True, (0, 0, 0.0))
+        tested = parts.get(False, (0, 0, 0.0))
+        times.append(StreamTimes(stream_id, served[0], tested[0], served[1], served[2], max(served[2], tested[2])))
+    return tuple(times)
+
+
+def _count(journal_path: Path, sql: str) -> int:
+    with closing(sqlite3.connect(journal_path)) as db:
+        return int(db.execute(sql).fetchone()[0])

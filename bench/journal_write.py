@@ -1,0 +1,149 @@
+"""Benchmark 4: journal write throughput, group commit vs one transaction per episode.
+
+Each episode is what the engine journals for a test episode: one `episodes` row (an ~8 kB record
+blob, as the built-in suite's records average) and the `units` status update, as one `Batch`.
+
+- one txn per episode: a single caller awaits each commit before the next (the writer never has more
+  than one batch, so every episode is its own transaction);
+- group commit, k committers: k callers commit concurrently and the writer folds what has arrived
+  into one transaction (up to 256 batches);
+- busy loop: the same, with ~1 ms of CPU work per episode on the event loop in 5 steps (as offline
+  episodes do between their turns), which delays every hop of aiosqlite's thread back to the loop;
+- raw sqlite3: the same rows through the stdlib driver, synchronous, same pragmas: the floor.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+
+from bench.section import Row, Section
+from runner.engine import _EPISODE  # the engine's own statement, so the rows are the engine's rows
+from runner.journal import SCHEMA, Batch, Journal, open_journal
+
+__all__ = ["run_journal_write"]
+
+RUN = "bench"
+RECORD_BYTES = 8_000
+CPU_STEPS = 5
+UNIT_UPDATE = "UPDATE units SET status = 'done', attempts = attempts + 1 WHERE run_id = ? AND unit_id = ?"
+UNIT_INSERT = ("INSERT INTO units (run_id, unit_id, stream_id, model, method, scenario, phase, window, seq, "
+               "task_id, position, category) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+COLUMNS = ["mode", "episodes", "wall_s", "episodes_per_s", "us_per_episode", "transactions", "batches_per_txn",
+           "mean_commit_ms"]
+
+
+def _unit(i: int) -> str:
+    return f"scripted|blind|bench|test|t{i:06d}"
+
+
+def _units(n: int) -> list[Sequence[Any]]:
+    return [(RUN, _unit(i), "scripted|blind|bench", "scripted", "blind", "bench", "test", 0, i, f"t{i:06d}", i,
+             "specified") for i in range(n)]
+
+
+def _episode_params(i: int, record: bytes) -> tuple[Any, ...]:
+    return (RUN, _unit(i), "scripted|blind|bench", 1.0, "", "specified", 5, 4, 0, 0, 0, 0.0, 0.01, "finished",
+            record, b'{"checks": []}', time.time())
+
+
+def _episode_batch(i: int, record: bytes) -> Batch:
+    return Batch().add(_EPISODE, _episode_params(i, record)).add(UNIT_UPDATE, (RUN, _unit(i)))
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+async def _commit_all(journal: Journal, n: int, committers: int, cpu_s: float) -> list[float]:
+    record = os.urandom(RECORD_BYTES)
+    waits: list[float] = []
+    if committers == 1:
+        for i in range(n):
+            started = time.perf_counter()
+            await journal.commit(_episode_batch(i, record))
+            waits.append(time.perf_counter() - started)
+        return waits
+    limiter = anyio.CapacityLimiter(committers)
+
+    async def one(i: int) -> None:
+        async with limiter:
+            for _ in range(CPU_STEPS if cpu_s else 0):  # like an episode: turns of CPU, the loop runs others between
+                _spin(cpu_s / CPU_STEPS)
+                await anyio.lowlevel.checkpoint()
+            started = time.perf_counter()
+            await journal.commit(_episode_batch(i, record))
+            waits.append(time.perf_counter() - started)
+
+    async with anyio.create_task_group() as group:
+        for i in range(n):
+            group.start_soon(one, i)
+    return waits
+
+
+async def _through_journal(path: Path, mode: str, n: int, committers: int, cpu_s: float = 0.0) -> Row:
+    async with open_journal(path) as journal:
+        await journal.commit(Batch().add_many(UNIT_INSERT, _units(n)))
+        before_commits, before_batches = journal.commits, journal.batches
+        started = time.perf_counter()
+        waits = await _commit_all(journal, n, committers, cpu_s)
+        wall = time.perf_counter() - started
+        transactions = journal.commits - before_commits
+        batches = journal.batches - before_batches
+    return {"mode": mode, "episodes": n, "committers": committers, "cpu_ms_per_episode": cpu_s * 1000,
+            "wall_s": round(wall, 3), "episodes_per_s": round(n / wall), "us_per_episode": round(1e6 * wall / n, 1),
+            "transactions": transactions, "batches_per_txn": round(batches / max(1, transactions), 1),
+            "mean_commit_ms": round(1000 * sum(waits) / len(waits), 3)}
+
+
+def _raw_sqlite(path: Path, n: int) -> Row:
+    record = os.urandom(RECORD_BYTES)
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(SCHEMA)
+        db.executemany(UNIT_INSERT, _units(n))
+        started = time.perf_counter()
+        for i in range(n):
+            db.execute("BEGIN")
+            db.execute(_EPISODE, _episode_params(i, record))
+            db.execute(UNIT_UPDATE, (RUN, _unit(i)))
+            db.execute("COMMIT")
+        wall = time.perf_counter() - started
+    return {"mode": "raw sqlite3, 1 txn/episode", "episodes": n, "committers": 1, "wall_s": round(wall, 3),
+            "episodes_per_s": round(n / wall), "us_per_episode": round(1e6 * wall / n, 1), "transactions": n,
+            "batches_per_txn": 1.0, "mean_commit_ms": round(1000 * wall / n, 3)}
+
+
+async def run_journal_write(mode: str) -> Section:
+    n = {"full": 10_000, "quick": 2_000, "smoke": 200}[mode]
+    busy = n // 2  # CPU-bound by design (1 ms an episode): fewer episodes say the same
+    section = Section("journal write throughput",
+                      f"{n} test-episode batches ({busy} in the busy-loop rows): an episodes row with an "
+                      f"{RECORD_BYTES // 1000} kB record + the units update, into a fresh WAL journal "
+                      "(synchronous=NORMAL) on local disk.", COLUMNS)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="shiftbench-journal-") as tmp:
+        root = Path(tmp)
+        section.rows.append(await _through_journal(root / "one.sqlite", "one txn per episode (1 caller)", n, 1))
+        for committers in (8, 64, 256):
+            section.rows.append(await _through_journal(root / f"group{committers}.sqlite",
+                                                       f"group commit, {committers} committers", n, committers))
+        for committers in (64, 256):
+            section.rows.append(await _through_journal(
+                root / f"busy{committers}.sqlite", f"group commit, {committers}, busy loop (1 ms CPU/ep)", busy,
+                committers, cpu_s=0.001))
+        section.rows.append(await anyio.to_thread.run_sync(_raw_sqlite, root / "raw.sqlite", n))
+    section.seconds = time.perf_counter() - started
+    return section

@@ -1,0 +1,86 @@
+"""The loopback mock provider in a process of its own, so that its work (parsing requests, framing
+replies) does not share the benchmarked event loop, as a real provider's would not.
+
+    python -m bench.mock_server --latency 0.1 --turns 3     # prints its base URL, serves until stdin closes
+
+`mock_process()` starts it, reads the URL and stops it on exit (by its own pid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+from anyio.streams.text import TextReceiveStream
+
+from bench.mock_provider import Recorded, Reply, Responder, Response, serve_mock, tool_loop
+
+__all__ = ["delayed", "main", "mock_process"]
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def delayed(inner: Responder, latency_s: float) -> Responder:
+    """`inner`'s replies, each sent `latency_s` late (the model's time to answer)."""
+
+    def respond(request: Recorded) -> Response:
+        reply = inner(request)
+        return dataclasses.replace(reply, delay_s=latency_s) if isinstance(reply, Reply) else reply
+
+    return respond
+
+
+async def _serve(latency_s: float, turns: int) -> None:
+    async with serve_mock(delayed(tool_loop(calls_before_finish=turns - 1), latency_s)) as mock:
+        print(mock.base_url, flush=True)
+        stdin = anyio.wrap_file(sys.stdin)
+        while await stdin.readline():
+            pass  # serve until the parent closes our stdin (or goes away)
+
+
+@asynccontextmanager
+async def mock_process(latency_s: float, turns: int) -> AsyncIterator[str]:
+    """Start the mock in a child process; yield its base URL."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "bench.mock_server", "--latency", str(latency_s), "--turns", str(turns)]
+    async with await anyio.open_process(command, env=env, stderr=None) as process:
+        try:
+            assert process.stdout is not None
+            url = ""
+            async for text in TextReceiveStream(process.stdout):
+                url += text
+                if "\n" in url:
+                    break
+            if not url.startswith("http://127.0.0.1:"):
+                raise RuntimeError(f"the mock server did not start (it said {url!r})")
+            yield url.strip()
+        finally:
+            with anyio.CancelScope(shield=True):
+                if process.stdin is not None:
+                    await process.stdin.aclose()
+                with anyio.move_on_after(5):
+                    await process.wait()
+                if process.returncode is None:
+                    process.terminate()
+                    await process.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.mock_server")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--turns", type=int, default=3, help="turns an episode (tool calls before finish + 1)")
+    args = parser.parse_args(argv)
+    try:
+        anyio.run(_serve, args.latency, args.turns, backend_options={"use_uvloop": True})
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

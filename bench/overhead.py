@@ -1,0 +1,200 @@
+"""Benchmark 3: what the client stack adds to each model call.
+
+The stack (runner/models/stack.py) wraps the provider client in, outermost first, the journal
+(response-cache lookup, then the call and its response journaled in one commit), the gate (priority
+limiters) and the price (a reservation against the budget). Measured, in microseconds per call:
+
+- over an instant in-process client (returns a fixed tool call), so only the wrappers are timed: raw,
+  each layer alone, the whole stack on a cache miss and on a cache hit;
+- the journal's two round trips alone (a cache lookup, a one-row commit);
+- over the real OpenAI-compatible client against the loopback mock (own process, no delay): raw vs
+  the whole stack, one caller at a time and 32 callers at once (per call = wall / calls).
+
+Every stack call on a miss is a new unit id, as an episode's turns are (each turn's request differs).
+The request is a banking_l1 first turn: its system prompt, its 7 tools and the task's instruction.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+
+from bench.mock_server import mock_process
+from bench.section import Row, Section
+from runner.budget import Budget
+from runner.config import SweepConfig
+from runner.journal import Batch, Journal, open_journal
+from runner.limits import SERVING, PriorityLimiter
+from runner.models.gate import Gate, GatedModel
+from runner.models.journaled import JournaledModel
+from runner.models.priced import PricedModel
+from runner.models.registry import ModelEntry, build_models, close_models, model_prices
+from runner.models.stack import ClientStack
+from runner.pricing import Price, with_overrides
+from runner.progress import RunProgress
+from simulators.dataset import load_dataset
+from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Usage
+from simulators.protocol import AssistantTurn, Message, ToolCall
+
+__all__ = ["run_overhead"]
+
+PRICE = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
+CALLERS = 32
+COLUMNS = ["client", "callers", "calls", "us_per_call", "overhead_us"]
+Call = Callable[[int], Awaitable[object]]
+
+
+class InstantModel:
+    """Answers at once with one tool call and some usage: the cost of the model is ~0."""
+
+    name = "instant"
+    _response = ModelResponse(AssistantTurn(tool_calls=(ToolCall("call_1", "get_account", '{"account_id": "x"}'),)),
+                              Usage(input_tokens=1200, output_tokens=30))
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        return self._response
+
+
+def _request(suite: Path) -> ModelRequest:
+    scenario = load_dataset(suite, only=("banking_l1",)).scenarios["banking_l1"]
+    task = scenario.test[0]
+    return ModelRequest(system=scenario.environment.system_prompt, messages=(Message("user", task.instruction),),
+                        tools=scenario.environment.tools, domain=task.domain)
+
+
+async def _per_call(call: Call, calls: int, callers: int) -> float:
+    """Microseconds per call: wall / calls, with `callers` calls in flight."""
+    for i in range(min(20, calls)):  # warm up (connections, caches)
+        await call(-1 - i)
+    started = time.perf_counter()
+    if callers == 1:
+        for i in range(calls):
+            await call(i)
+    else:
+        limiter = anyio.CapacityLimiter(callers)
+
+        async def one(i: int) -> None:
+            async with limiter:
+                await call(i)
+
+        async with anyio.create_task_group() as group:
+            for i in range(calls):
+                group.start_soon(one, i)
+    return 1e6 * (time.perf_counter() - started) / calls
+
+
+def _gate(progress: RunProgress) -> Gate:
+    return Gate(PriorityLimiter(64), PriorityLimiter(32), progress)
+
+
+def _stack(journal: Journal, entry: ModelEntry, price: Price | None, budget: Budget | None) -> ClientStack:
+    return ClientStack(run_id="bench", journal=journal, progress=RunProgress("bench", str(journal.path)),
+                       models={entry.name: entry}, prices={entry.name: price}, budget=budget, concurrency=64,
+                       model_concurrency=64)
+
+
+def _via_stack(stack: ClientStack, model: str, request: ModelRequest, unit: str) -> Call:
+    def call(i: int) -> Awaitable[object]:
+        return stack.client(model, f"{unit}|{i}", "bench|stream", "agent", SERVING).respond(request)
+    return call
+
+
+def _direct(client: ModelClient, request: ModelRequest) -> Call:
+    def call(i: int) -> Awaitable[object]:
+        return client.respond(request)
+    return call
+
+
+async def _instant_rows(journal: Journal, request: ModelRequest, calls: int) -> list[Row]:
+    instant = InstantModel()
+    price = with_overrides({"instant": PRICE}, "bench")["instant"]
+    progress = RunProgress("bench", str(journal.path))
+    entry = ModelEntry("instant", instant, offline=False)
+    stack = _stack(journal, entry, price, Budget(1e9))
+    hits = _via_stack(stack, "instant", request, "hit")
+    await hits(0)  # answered once: every later call with unit hit|0 replays it
+
+    def journaled(i: int) -> Awaitable[ModelResponse]:
+        return JournaledModel(instant, journal, "bench", f"journaled|{i}", "bench|stream").respond(request)
+
+    cases: list[tuple[str, Call]] = [
+        ("instant, raw", _direct(instant, request)),
+        ("instant + gate", _direct(GatedModel(instant, _gate(progress), SERVING), request)),
+        ("instant + price (budget)", _direct(PricedModel(instant, price, Budget(1e9), progress), request)),
+        ("instant + journal (miss)", journaled),
+        ("instant, whole stack (miss)", _via_stack(stack, "instant", request, "miss")),
+        ("instant, whole stack (hit)", lambda i: hits(0)),
+    ]
+    rows = []
+    for name, call in cases:
+        rows.append({"client": name, "callers": 1, "calls": calls,
+                     "us_per_call": round(await _per_call(call, calls, 1), 1)})
+    many = await _per_call(_via_stack(stack, "instant", request, "many"), calls, CALLERS)
+    rows.append({"client": "instant, whole stack (miss)", "callers": CALLERS, "calls": calls,
+                 "us_per_call": round(many, 1)})
+    raw = rows[0]["us_per_call"]
+    for row in rows:
+        row["overhead_us"] = round(row["us_per_call"] - raw, 1)
+    return rows
+
+
+async def _journal_rows(journal: Journal, calls: int) -> list[Row]:
+    """The journal layer's two round trips alone: the cache lookup and a one-row commit."""
+
+    def lookup(i: int) -> Awaitable[object]:
+        return journal.fetchone("SELECT response FROM response_cache WHERE request_hash = ?", (f"absent{i}",))
+
+    def commit(i: int) -> Awaitable[None]:
+        return journal.commit(Batch().add("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                          (f"bench{i % 100}", "x")))
+
+    return [{"client": "journal: cache lookup (fetchone)", "callers": 1, "calls": calls,
+             "us_per_call": round(await _per_call(lookup, calls, 1), 1)},
+            {"client": "journal: commit of one row", "callers": 1, "calls": calls,
+             "us_per_call": round(await _per_call(commit, calls, 1), 1)}]
+
+
+async def _http_rows(journal: Journal, request: ModelRequest, calls: int) -> list[Row]:
+    """Raw vs stack over the OpenAI-compatible client and the mock (own process, no delay)."""
+    async with mock_process(0.0, 3) as base_url:
+        endpoint = {"kind": "openai-compatible", "model": "mock", "base_url": f"{base_url}/v1", "max_concurrency": 64}
+        config = SweepConfig(models=("mock",), endpoints={"mock": endpoint}, prices={"mock": PRICE})
+        models = build_models(config)
+        try:
+            entry = models["mock"]
+            stack = _stack(journal, entry, model_prices(config, models)["mock"], Budget(1e9))
+            rows = []
+            for callers in (1, CALLERS):
+                raw = await _per_call(_direct(entry.client, request), calls, callers)
+                full = await _per_call(_via_stack(stack, "mock", request, f"http{callers}"), calls, callers)
+                rows.append({"client": "http mock, raw", "callers": callers, "calls": calls,
+                             "us_per_call": round(raw, 1), "overhead_us": 0.0})
+                rows.append({"client": "http mock, whole stack (miss)", "callers": callers, "calls": calls,
+                             "us_per_call": round(full, 1), "overhead_us": round(full - raw, 1)})
+        finally:
+            await close_models(models)
+    return rows
+
+
+async def run_overhead(suite: Path, mode: str) -> Section:
+    calls, http_calls = {"full": (3000, 1500), "quick": (600, 300), "smoke": (30, 20)}[mode]
+    section = Section("client stack overhead per call",
+                      "Microseconds per model call; overhead_us = minus the raw client of the same group "
+                      "(and the same callers). A miss journals the call and its response (one commit).", COLUMNS)
+    started = time.perf_counter()
+    request = _request(suite)
+    with tempfile.TemporaryDirectory(prefix="shiftbench-overhead-") as tmp:
+        async with open_journal(Path(tmp) / "overhead.sqlite") as journal:
+            section.rows += await _instant_rows(journal, request, calls)
+            section.rows += await _journal_rows(journal, calls)
+            section.rows += await _http_rows(journal, request, http_calls)
+    section.seconds = time.perf_counter() - started
+    if importlib.util.find_spec("sniffio") is None:
+        section.notes.append("sniffio is not installed: httpcore's current_async_library() retries `import sniffio` "
+                             "(a failed import that searches sys.path) about 11 times a request")
+    return section
