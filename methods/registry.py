@@ -10,12 +10,13 @@ from methods.lessons import LESSONS
 from methods.oracle import ORACLE
 from methods.playbook import PLAYBOOK
 from methods.rag import RAG, RAG_RECENCY
+from methods.tabular import TABULAR
 
 __all__ = ["METHOD_REGISTRY", "get_method_spec"]
 
 METHOD_REGISTRY: dict[str, MethodSpec] = {
     spec.name: spec
-    for spec in (BLIND, ORACLE, ICL_FULL, RAG, RAG_RECENCY, LESSONS, PLAYBOOK, DRIFT_RULES)
+    for spec in (BLIND, ORACLE, ICL_FULL, RAG, RAG_RECENCY, LESSONS, PLAYBOOK, DRIFT_RULES, TABULAR)
 }
 
 

@@ -1,0 +1,562 @@
+"""Retail adapter: which (operation, attribute, value) cells the store currently refuses, and with which code.
+
+The retail schema (simulators/domains/retail/__init__.py) refuses an operation when an attribute of the
+request takes a listed value, so the table is one cell per (op, attribute, value). A cell holds when its
+status was last seen allowed or refused and which refusal codes scored; the block writes, per
+(op, attribute) whose learned cells differ from the documents, the full deny list grouped by code.
+
+Evidence from one episode (legs are the customer's alternatives, in order):
+- a leg carried out and scoring 100: every cell of that leg is allowed (`ok`), and a single believed
+  refusal cell of each earlier leg is confirmed (`dok`);
+- leg 1 carried out and scoring 0: some cell of it is refused. The failure is kept with its candidate
+  cells; a candidate is exonerated by a later success, and a failure left with one candidate pins it
+  (`fail`, strong). Candidates shared by several failures are pinned too (weak: the hitting set);
+- a refusal scoring 100: the cited cell's refusal and code are confirmed; scoring 0: either the cell is
+  allowed now or the code is wrong. A strongly pinned cell whose code was never confirmed tries the next
+  code; otherwise the cell tries being allowed (`dfail`), and if that fails, the code is blamed;
+- a quote answered 0 scoring 0 means every cell of the request is allowed.
+The most recent evidence decides a cell's status (drift and reversals: a newer contradiction re-opens it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from methods.tabular.common import NEVER, Call, calls_of, documented_rules, json_object
+from simulators.protocol import JSON, TaskView
+from simulators.record import EpisodeRecord
+
+__all__ = ["Cell", "Leg", "RetailAdapter", "leg_facts", "parse_legs"]
+
+OPS: tuple[str, ...] = ("cancel", "return", "exchange", "modify_items", "modify_address", "modify_payment")
+TOOL_OP: dict[str, str] = {
+    "cancel_pending_order": "cancel",
+    "return_delivered_order_items": "return",
+    "exchange_delivered_order_items": "exchange",
+    "modify_pending_order_items": "modify_items",
+    "modify_pending_order_address": "modify_address",
+    "modify_pending_order_payment": "modify_payment",
+}
+ATTRIBUTES: tuple[str, ...] = ("status", "payment", "membership", "reason", "category", "item_class",
+                               "ship_state", "new_state", "refund_to", "pay_with")
+DEFAULT_CODE: dict[str, str] = {
+    "status": "invalid_status", "item_class": "final_sale", "ship_state": "destination_not_allowed",
+    "new_state": "destination_not_allowed", "refund_to": "destination_not_allowed",
+    "pay_with": "destination_not_allowed",
+}
+POLICY_CODES: tuple[str, ...] = ("service_not_offered", "invalid_status", "destination_not_allowed", "final_sale",
+                                 "over_threshold", "window_expired")
+"""Codes a policy rule may cite; `insufficient_balance` and `not_found` come from the world itself."""
+WHOLE_ORDER = ("cancel", "modify_address", "modify_payment")
+HORIZON = 240
+"""Stream positions an unexplained failure stays open."""
+MAX_PENDING = 40
+
+_CONNECTOR = re.compile(r"(?:If that is not possible|Failing that|If you can't do that|Otherwise),", re.IGNORECASE)
+_ORDER = re.compile(r"#?\bW(\d{7})\b")
+_ITEM = re.compile(r"(?<![\d_])\d{10}(?!\d)")
+_METHOD = re.compile(r"\b(?:gift_card|credit_card|paypal)_\d{7}\b")
+_ADDRESS = re.compile(r",\s*([A-Z]{2})\s+(\d{5})\b")
+_REASONS = (("defective", "defective"), ("wrong item", "wrong item"), ("by mistake", "ordered by mistake"),
+            ("no longer need", "no longer needed"))
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class Leg:
+    op: str
+    order_id: str
+    item_ids: tuple[str, ...]
+    method_id: str
+    reason: str
+    new_state: str
+
+
+def parse_legs(instruction: str) -> tuple[list[Leg], bool]:
+    """The customer's alternatives in order, and whether the message only asks for a quote."""
+    body = instruction.split("writes:", 1)[-1]
+    quote = "how much" in body.lower()
+    orders = [f"#W{digits}" for digits in _ORDER.findall(body)]
+    if not orders:
+        return [], quote
+    legs = []
+    for segment in _CONNECTOR.split(body, maxsplit=1):
+        op = "return" if quote else _operation(segment)
+        if op is None:
+            return [], quote
+        own = [f"#W{digits}" for digits in _ORDER.findall(segment)]
+        method = _METHOD.search(segment)
+        address = _ADDRESS.search(segment) if op == "modify_address" else None
+        legs.append(Leg(op, own[0] if own else orders[0], tuple(dict.fromkeys(_ITEM.findall(segment))),
+                        method.group(0) if method else "", _reason(segment, op),
+                        address.group(1) if address else ""))
+    return legs, quote
+
+
+def _operation(segment: str) -> str | None:
+    lowered = segment.lower()
+    if "cancel" in lowered:
+        return "cancel"
+    if re.search(r"\breturn|sending back", lowered):
+        return "return"
+    if "exchange" in lowered:
+        return "exchange"
+    if _ADDRESS.search(segment):
+        return "modify_address"
+    if len(_ITEM.findall(segment)) >= 2:
+        return "modify_items"
+    if _METHOD.search(segment):
+        return "modify_payment"
+    return None
+
+
+def _reason(segment: str, op: str) -> str:
+    lowered = segment.lower()
+    for phrase, reason in _REASONS:
+        if phrase in lowered:
+            return reason
+    return "no longer needed" if op in ("cancel", "return") else ""
+
+
+def _method_kind(method_id: str, methods: Mapping[str, JSON]) -> str:
+    method = methods.get(method_id)
+    if isinstance(method, dict) and isinstance(method.get("source"), str):
+        return str(method["source"])
+    return next((kind for kind in ("gift_card", "credit_card", "paypal") if method_id.startswith(kind)), "other")
+
+
+def _payment_kind(order: Mapping[str, JSON], methods: Mapping[str, JSON]) -> str:
+    net: dict[str, float] = {}
+    for entry in _dicts(order.get("payment_history")):
+        sign = 1.0 if entry.get("transaction_type") == "payment" else -1.0
+        method = str(entry.get("payment_method_id", ""))
+        amount = entry.get("amount", 0.0)
+        net[method] = net.get(method, 0.0) + sign * (float(amount) if isinstance(amount, int | float) else 0.0)
+    paying = sorted(method for method, amount in net.items() if amount > 0.005)
+    if len(paying) > 1:
+        return "split"
+    return _method_kind(paying[0], methods) if paying else "none"
+
+
+def _dicts(value: JSON) -> list[Mapping[str, JSON]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def leg_facts(leg: Leg, user: Mapping[str, JSON], order: Mapping[str, JSON],
+              products: Mapping[str, Mapping[str, JSON]]) -> dict[str, frozenset[str]] | None:
+    """attribute -> values, as the schema defines them; None when an item is not in the order (the
+    world refuses that, not the policy)."""
+    methods = user.get("payment_methods")
+    methods = methods if isinstance(methods, dict) else {}
+    items = _dicts(order.get("items"))
+    product_of = {str(item.get("item_id")): str(item.get("product_id")) for item in items}
+    if leg.op in WHOLE_ORDER:
+        scope = [str(item.get("item_id")) for item in items]
+    elif leg.op == "return":
+        scope = list(leg.item_ids)
+    else:
+        scope = [item_id for item_id in leg.item_ids if item_id in product_of]
+    if not scope or any(item_id not in product_of for item_id in scope):
+        return None
+    address = order.get("address")
+    address = address if isinstance(address, dict) else {}
+    facts = {
+        "status": frozenset({str(order.get("status", ""))}),
+        "payment": frozenset({_payment_kind(order, methods)}),
+        "membership": frozenset({str(user.get("membership", ""))}),
+        "ship_state": frozenset({str(address.get("state", ""))}),
+    }
+    categories, classes = set(), set()
+    for item_id in scope:
+        product = products.get(product_of[item_id], {})
+        categories.add(str(product.get("category", "unknown")))
+        variants = product.get("variants")
+        variant = variants.get(item_id, {}) if isinstance(variants, dict) else {}
+        classes.add("clearance" if isinstance(variant, dict) and variant.get("clearance") else "regular")
+    facts["category"], facts["item_class"] = frozenset(categories), frozenset(classes)
+    if leg.op in ("cancel", "return"):
+        facts["reason"] = frozenset({leg.reason})
+    if leg.op == "return":
+        history = _dicts(order.get("payment_history"))
+        first = str(history[0].get("payment_method_id", "")) if history else ""
+        target = ("gift_card" if _method_kind(leg.method_id, methods) == "gift_card"
+                  else "original_method" if leg.method_id == first else "other_method")
+        facts["refund_to"] = frozenset({target})
+    if leg.op in ("exchange", "modify_items", "modify_payment"):
+        facts["pay_with"] = frozenset({_method_kind(leg.method_id, methods)})
+    if leg.op == "modify_address":
+        facts["new_state"] = frozenset({leg.new_state})
+    return facts
+
+
+def cells_of(op: str, facts: Mapping[str, frozenset[str]]) -> list[str]:
+    return [cell_key(op, attribute, value) for attribute in ATTRIBUTES for value in sorted(facts.get(attribute, ()))]
+
+
+def cell_key(op: str, attribute: str, value: str) -> str:
+    return f"{op}|{attribute}|{value.lower()}"
+
+
+# ---------------------------------------------------------------------------------------------- cells
+
+
+@dataclass
+class Cell:
+    ok: int = NEVER
+    """Last seen allowed."""
+    fail: int = NEVER
+    """Last pinned as the cause of a carried-out request's failure."""
+    strong: bool = False
+    """The latest pin left no other candidate."""
+    dok: int = NEVER
+    """Last confirmed refused (a scored refusal, a scored fallback, a scored zero quote)."""
+    dfail: int = NEVER
+    """Last time a refusal citing it failed and allowing it became the hypothesis."""
+    amb: str = ""
+    """The code of that refusal, blamed if allowing fails too."""
+    code_ok: dict[str, int] = field(default_factory=dict)
+    code_fail: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> JSON:
+        return [self.ok, self.fail, int(self.strong), self.dok, self.dfail, self.amb,
+                dict(sorted(self.code_ok.items())), dict(sorted(self.code_fail.items()))]
+
+    @classmethod
+    def from_json(cls, raw: JSON) -> Cell:
+        ok, fail, strong, dok, dfail, amb, code_ok, code_fail = raw
+        return cls(int(ok), int(fail), bool(strong), int(dok), int(dfail), str(amb),
+                   {str(k): int(v) for k, v in code_ok.items()}, {str(k): int(v) for k, v in code_fail.items()})
+
+    def denied(self, documented: bool) -> bool:
+        allow = max(self.ok, self.dfail)
+        deny = max(self.fail, self.dok)
+        if allow == deny == NEVER:
+            return documented
+        return deny > allow
+
+    def code(self, priors: Sequence[str]) -> str:
+        good = [(t, code) for code, t in self.code_ok.items() if t > self.code_fail.get(code, NEVER)]
+        if good:
+            return max(good)[1]
+        order = list(dict.fromkeys([*priors, *POLICY_CODES]))
+        earlier = sorted(((t, code) for code, t in self.code_ok.items()), reverse=True)
+        if earlier:
+            return earlier[0][1]
+        untried = [code for code in order if code not in self.code_fail]
+        if untried:
+            return untried[0]
+        return min((self.code_fail[code], code) for code in order)[1]
+
+
+@dataclass(frozen=True)
+class DocRule:
+    rule_id: str
+    deny: frozenset[str]
+    reason: str
+
+
+class RetailAdapter:
+    def __init__(self) -> None:
+        self.cells: dict[str, Cell] = {}
+        self.pending: dict[str, list[tuple[int, list[str]]]] = {}
+        self.documented: dict[str, JSON] = {}
+        self._doc: dict[tuple[str, str], list[DocRule]] = {}
+
+    # ------------------------------------------------------------------------------------ state
+
+    def state(self) -> JSON:
+        return {
+            "documented": self.documented,
+            "cells": {key: cell.to_json() for key, cell in sorted(self.cells.items())},
+            "pending": {op: [[t, list(cells)] for t, cells in failures]
+                        for op, failures in sorted(self.pending.items()) if failures},
+        }
+
+    def load(self, state: JSON) -> None:
+        self.cells = {str(k): Cell.from_json(v) for k, v in state.get("cells", {}).items()}
+        self.pending = {str(op): [(int(t), [str(c) for c in cells]) for t, cells in failures]
+                        for op, failures in state.get("pending", {}).items()}
+        self._set_documented(state.get("documented", {}))
+
+    def _set_documented(self, policy: Mapping[str, JSON]) -> None:
+        self.documented = {str(k): v for k, v in sorted(policy.items())}
+        self._doc = {}
+        for rule_id, raw in self.documented.items():
+            if not isinstance(raw, dict) or not isinstance(raw.get("deny", []), list):
+                continue
+            op, _, attribute = rule_id.partition(".")
+            op, attribute = str(raw.get("op", op)), str(raw.get("attribute", attribute))
+            if op not in OPS:
+                continue
+            reason = raw.get("reason")
+            code = reason if isinstance(reason, str) and reason else DEFAULT_CODE.get(attribute, "service_not_offered")
+            deny = frozenset(str(v).lower() for v in raw.get("deny", []))
+            self._doc.setdefault((op, attribute), []).append(DocRule(rule_id, deny, code))
+
+    # ------------------------------------------------------------------------------------ beliefs
+
+    def _doc_denied(self, op: str, attribute: str, value: str) -> bool:
+        return any(value in rule.deny for rule in self._doc.get((op, attribute), []))
+
+    def _priors(self, op: str, attribute: str, value: str) -> list[str]:
+        documented = [rule.reason for rule in self._doc.get((op, attribute), []) if value in rule.deny]
+        documented += [rule.reason for rule in self._doc.get((op, attribute), [])]
+        return list(dict.fromkeys([*documented, DEFAULT_CODE.get(attribute, "service_not_offered")]))
+
+    def denied(self, key: str) -> bool:
+        op, attribute, value = key.split("|", 2)
+        cell = self.cells.get(key)
+        documented = self._doc_denied(op, attribute, value)
+        return cell.denied(documented) if cell else documented
+
+    def code(self, key: str) -> str:
+        op, attribute, value = key.split("|", 2)
+        cell = self.cells.get(key)
+        priors = self._priors(op, attribute, value)
+        if cell is None:
+            return priors[0]
+        return cell.code(priors)
+
+    def _cell(self, key: str) -> Cell:
+        cell = self.cells.get(key)
+        if cell is None:
+            cell = self.cells[key] = Cell()
+        return cell
+
+    # ------------------------------------------------------------------------------------ learning
+
+    def learn(self, record: EpisodeRecord) -> None:
+        calls = calls_of(record)
+        documented = documented_rules(calls)
+        if documented and documented != self.documented:
+            self._set_documented(documented)
+        episode = _Episode.read(record, calls)
+        if episode is None:
+            return
+        t, success = record.position, record.reward >= 0.999
+        legs = episode.legs
+        denied = [[key for key in keys if self.denied(key)] for _, keys in legs]
+        if episode.carried is not None:
+            self._learn_carried(t, success, episode.carried, legs, denied)
+        elif episode.quote is not None:
+            self._learn_quote(t, success, episode.quote, legs[0], denied[0])
+        elif episode.refused is not None:
+            self._learn_refused(t, success, episode.refused, legs, denied)
+        for op in sorted({op for op, _ in legs}):
+            self._resolve(op, t)
+
+    def _learn_carried(self, t: int, success: bool, k: int, legs: list[tuple[str, list[str]]],
+                       denied: list[list[str]]) -> None:
+        op, keys = legs[k]
+        if success:
+            for key in keys:
+                self._ok(key, t)
+            for earlier in denied[:k]:
+                if len(earlier) == 1:
+                    self._cell(earlier[0]).dok = t
+            return
+        weak = [d[0] for d in denied[:k] if len(d) == 1 and self._strength(d[0]) == NEVER]
+        if weak:
+            self._refusal_failed(weak[-1], self.code(weak[-1]), t, single=False)
+            return
+        self.pending.setdefault(op, []).append((t, keys))
+        del self.pending[op][:-MAX_PENDING]
+
+    def _learn_quote(self, t: int, success: bool, answer: float, leg: tuple[str, list[str]],
+                     denied: list[str]) -> None:
+        op, keys = leg
+        if answer > 0:
+            if success:
+                for key in keys:
+                    self._ok(key, t)
+            else:
+                self.pending.setdefault(op, []).append((t, keys))
+                del self.pending[op][:-MAX_PENDING]
+        elif success:
+            if len(denied) == 1:
+                self._cell(denied[0]).dok = t
+        else:
+            for key in keys:
+                self._ok(key, t)
+
+    def _learn_refused(self, t: int, success: bool, code: str, legs: list[tuple[str, list[str]]],
+                       denied: list[list[str]]) -> None:
+        cited = next((key for key in denied[0] if self.code(key) == code), None) if denied else None
+        if cited is None:
+            return
+        if success:
+            cell = self._cell(cited)
+            cell.dok = cell.code_ok[code] = t
+            for later in denied[1:]:
+                if len(later) == 1:
+                    self._cell(later[0]).dok = t
+            return
+        suspects = [cited] + [d[0] for d in denied[1:] if len(d) == 1]
+        if len(suspects) == 1:
+            self._refusal_failed(cited, code, t, single=True)
+            return
+        # Several legs refused: blame the one with the weakest evidence of its own, the later leg on a tie.
+        index = min(range(len(suspects)), key=lambda i: (self._strength(suspects[i]), -i))
+        self._refusal_failed(suspects[index], code if index == 0 else self.code(suspects[index]), t, single=False)
+
+    def _strength(self, key: str) -> int:
+        """When a refused cell was last refused on evidence of its own; NEVER for the documents or a guess."""
+        cell = self.cells.get(key)
+        if cell is None or not self.denied(key):
+            return NEVER
+        allowed = max(cell.ok, cell.dfail)
+        if cell.dok > allowed:
+            return cell.dok
+        return cell.fail if cell.strong and cell.fail > allowed else NEVER
+
+    def _refusal_failed(self, key: str, code: str, t: int, single: bool) -> None:
+        """A refusal citing `key` with `code` failed: blame the code of a firmly pinned cell once, else
+        try allowing the cell (blaming the code later if that fails too, when it was the only suspect)."""
+        cell = self._cell(key)
+        deny_event = max(cell.fail, cell.dok)
+        pinned = cell.strong and cell.fail >= cell.dok
+        confirmed_since = cell.code_ok.get(code, NEVER) >= deny_event
+        retried = any(fail_t > deny_event for fail_t in cell.code_fail.values())
+        if single and self.denied(key) and deny_event > NEVER and pinned and not confirmed_since and not retried:
+            cell.code_fail[code] = t
+            return
+        cell.dfail, cell.amb = t, code if single else ""
+
+    def _ok(self, key: str, t: int) -> None:
+        cell = self._cell(key)
+        cell.ok, cell.amb = t, ""
+
+    def _pin(self, key: str, t: int, strong: bool) -> None:
+        cell = self._cell(key)
+        if cell.amb:
+            cell.code_fail[cell.amb] = max(cell.code_fail.get(cell.amb, NEVER), cell.dfail)
+            cell.amb = ""
+        cell.fail, cell.strong = t, strong
+
+    def _resolve(self, op: str, now: int) -> None:
+        """Pin the cause of each open failure of `op`: the one candidate left, else the one candidate whose
+        allowance is under test, else (over several failures) a candidate shared by strictly more of them
+        than any other."""
+        open_failures: list[tuple[int, list[str]]] = []
+        for t, keys in self.pending.get(op, []):
+            if t < now - HORIZON or any(self.denied(key) for key in keys):
+                continue
+            candidates = [key for key in keys if self.cells.get(key, Cell()).ok < t]
+            testing = [key for key in candidates if self._under_test(key)]
+            if len(candidates) == 1 or len(testing) == 1:
+                self._pin((testing or candidates)[0], t, strong=True)
+            elif candidates:
+                open_failures.append((t, candidates))
+        while True:
+            counts: dict[str, list[int]] = {}
+            for t, keys in open_failures:
+                if not any(self.denied(key) for key in keys):
+                    for key in keys:
+                        counts.setdefault(key, []).append(t)
+            ranked = sorted(counts, key=lambda key: (-len(counts[key]), self.cells.get(key, Cell()).ok, key))
+            if not ranked or len(counts[ranked[0]]) < 2 or (
+                    len(ranked) > 1 and len(counts[ranked[1]]) == len(counts[ranked[0]])):
+                break
+            self._pin(ranked[0], max(counts[ranked[0]]), strong=False)
+        self.pending[op] = [(t, keys) for t, keys in open_failures if not any(self.denied(key) for key in keys)]
+
+    def _under_test(self, key: str) -> bool:
+        """Allowed only because a refusal citing it failed, and not yet seen allowed since."""
+        cell = self.cells.get(key)
+        return cell is not None and cell.dfail > max(cell.ok, cell.fail, cell.dok)
+
+    # ------------------------------------------------------------------------------------ rendering
+
+    def rules(self) -> dict[str, JSON]:
+        """Rules that differ from the documents, in the retail schema (one block overrides by id)."""
+        groups: dict[tuple[str, str], set[str]] = {}
+        for key in self.cells:
+            op, attribute, value = key.split("|", 2)
+            groups.setdefault((op, attribute), set()).add(value)
+        block: dict[str, JSON] = {}
+        for (op, attribute), values in sorted(groups.items()):
+            documented = self._doc.get((op, attribute), [])
+            values |= {value for rule in documented for value in rule.deny}
+            learned = {value: self.code(cell_key(op, attribute, value)) for value in sorted(values)
+                       if self.denied(cell_key(op, attribute, value))}
+            as_documented = {value: rule.reason for rule in reversed(documented) for value in rule.deny}
+            if learned == as_documented:
+                continue
+            by_code: dict[str, list[str]] = {}
+            for value, code in learned.items():
+                by_code.setdefault(code, []).append(value)
+            ids = [rule.rule_id for rule in documented] or [f"{op}.{attribute}"]
+            first = documented[0].reason if documented else DEFAULT_CODE.get(attribute, "service_not_offered")
+            for rule_id in ids:
+                block[rule_id] = {"op": op, "attribute": attribute, "deny": [], "reason": first}
+            for index, code in enumerate(sorted(by_code, key=lambda c: (c != first, -len(by_code[c]), c))):
+                rule_id = ids[0] if index == 0 else f"{op}.{attribute}.{code}"
+                block[rule_id] = {"op": op, "attribute": attribute, "deny": by_code[code], "reason": code}
+        return block
+
+    def context(self, task: TaskView) -> dict[str, JSON]:
+        return self.rules()
+
+
+# ---------------------------------------------------------------------------------------------- one episode
+
+
+@dataclass(frozen=True)
+class _Episode:
+    legs: list[tuple[str, list[str]]]
+    """(op, cell keys) per leg."""
+    carried: int | None = None
+    refused: str | None = None
+    quote: float | None = None
+
+    @classmethod
+    def read(cls, record: EpisodeRecord, calls: Sequence[Call]) -> _Episode | None:
+        parsed, quote = parse_legs(record.task.instruction)
+        if not parsed:
+            return None
+        user: Mapping[str, JSON] = {}
+        orders: dict[str, Mapping[str, JSON]] = {}
+        products: dict[str, Mapping[str, JSON]] = {}
+        write: Call | None = None
+        for call in calls:
+            if call.name in TOOL_OP:
+                write = write or call
+                continue
+            record_json = None if call.failed else json_object(call.observation)
+            if record_json is None:
+                continue
+            if call.name == "get_user_details":
+                user = record_json
+            elif call.name == "get_order_details":
+                orders.setdefault(str(call.arguments.get("order_id")), record_json)
+            elif call.name == "get_product_details":
+                products[str(call.arguments.get("product_id"))] = record_json
+        if not user:
+            return None
+        legs: list[tuple[str, list[str]]] = []
+        for leg in parsed:
+            order = orders.get(leg.order_id)
+            facts = leg_facts(leg, user, order, products) if order else None
+            if facts is None:
+                return None
+            legs.append((leg.op, cells_of(leg.op, facts)))
+        finish = record.finish_arguments or {}
+        if write is not None:
+            if write.failed:
+                return None
+            op = TOOL_OP[write.name]
+            carried = next((i for i, (leg_op, _) in enumerate(legs) if leg_op == op), None)
+            return cls(legs, carried=carried) if carried is not None else None
+        if quote:
+            answer = finish.get("answer")
+            if isinstance(answer, bool) or not isinstance(answer, int | float):
+                return None
+            return cls(legs[:1], quote=float(answer))
+        reason = finish.get("reason")
+        if finish.get("decision") == "refuse" and isinstance(reason, str) and reason in POLICY_CODES:
+            return cls(legs, refused=reason)
+        return None
