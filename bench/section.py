@@ -29,6 +29,8 @@ class Section:
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
+    if isinstance(value, list):
+        return "-".join(_cell(v) for v in value)
     if isinstance(value, float):
         return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
     return str(value)
