@@ -20,6 +20,7 @@ import importlib.util
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -45,6 +46,7 @@ __all__ = ["run_overhead"]
 
 PRICE = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
 CALLERS = 32
+ROUNDS = 5
 COLUMNS = ["client", "callers", "calls", "us_per_call", "overhead_us"]
 Call = Callable[[int], Awaitable[object]]
 
@@ -67,13 +69,29 @@ def _request(suite: Path) -> ModelRequest:
                         tools=scenario.environment.tools, domain=task.domain)
 
 
-async def _per_call(call: Call, calls: int, callers: int) -> float:
-    """Microseconds per call: wall / calls, with `callers` calls in flight."""
-    for i in range(min(20, calls)):  # warm up (connections, caches)
-        await call(-1 - i)
+@dataclass
+class Case:
+    client: str
+    callers: int
+    call: Call
+    raw: str | None = None
+    """The case whose time this one's overhead is counted against (None: not counted)."""
+    seconds: float = 0.0
+    calls: int = 0
+
+    def row(self, by_name: dict[tuple[str, int], Case]) -> Row:
+        us = 1e6 * self.seconds / self.calls
+        baseline = by_name.get((self.raw, self.callers)) if self.raw else None
+        overhead = None if baseline is None else us - 1e6 * baseline.seconds / baseline.calls
+        return {"client": self.client, "callers": self.callers, "calls": self.calls, "us_per_call": round(us, 1),
+                "overhead_us": None if overhead is None else round(overhead, 1)}
+
+
+async def _run(call: Call, first: int, count: int, callers: int) -> float:
+    """Seconds for calls first .. first+count-1 with `callers` of them in flight."""
     started = time.perf_counter()
     if callers == 1:
-        for i in range(calls):
+        for i in range(first, first + count):
             await call(i)
     else:
         limiter = anyio.CapacityLimiter(callers)
@@ -83,9 +101,23 @@ async def _per_call(call: Call, calls: int, callers: int) -> float:
                 await call(i)
 
         async with anyio.create_task_group() as group:
-            for i in range(calls):
+            for i in range(first, first + count):
                 group.start_soon(one, i)
-    return 1e6 * (time.perf_counter() - started) / calls
+    return time.perf_counter() - started
+
+
+async def _interleaved(cases: list[Case], calls: int) -> list[Row]:
+    """Every case in ROUNDS rounds, round-robin, so that a machine that changes pace mid-run (this VM's
+    thread hops do) weighs on every case alike; each case warmed up first (connections, caches)."""
+    for case in cases:
+        await _run(case.call, -1_000, 20, case.callers)
+    per_round = max(1, calls // ROUNDS)
+    for round_ in range(ROUNDS):
+        for case in cases:
+            case.seconds += await _run(case.call, round_ * per_round, per_round, case.callers)
+            case.calls += per_round
+    by_name = {(case.client, case.callers): case for case in cases}
+    return [case.row(by_name) for case in cases]
 
 
 def _gate(progress: RunProgress) -> Gate:
@@ -110,41 +142,18 @@ def _direct(client: ModelClient, request: ModelRequest) -> Call:
     return call
 
 
-async def _instant_rows(journal: Journal, request: ModelRequest, calls: int) -> list[Row]:
+async def _in_process_rows(journal: Journal, request: ModelRequest, calls: int) -> list[Row]:
+    """The wrappers over an instant client, each layer alone and the whole stack; the journal's two
+    round trips alone (the cache lookup, a one-row commit)."""
     instant = InstantModel()
     price = with_overrides({"instant": PRICE}, "bench")["instant"]
     progress = RunProgress("bench", str(journal.path))
-    entry = ModelEntry("instant", instant, offline=False)
-    stack = _stack(journal, entry, price, Budget(1e9))
+    stack = _stack(journal, ModelEntry("instant", instant, offline=False), price, Budget(1e9))
     hits = _via_stack(stack, "instant", request, "hit")
     await hits(0)  # answered once: every later call with unit hit|0 replays it
 
-    def journaled(i: int) -> Awaitable[ModelResponse]:
+    def journaled(i: int) -> Awaitable[object]:
         return JournaledModel(instant, journal, "bench", f"journaled|{i}", "bench|stream").respond(request)
-
-    cases: list[tuple[str, Call]] = [
-        ("instant, raw", _direct(instant, request)),
-        ("instant + gate", _direct(GatedModel(instant, _gate(progress), SERVING), request)),
-        ("instant + price (budget)", _direct(PricedModel(instant, price, Budget(1e9), progress), request)),
-        ("instant + journal (miss)", journaled),
-        ("instant, whole stack (miss)", _via_stack(stack, "instant", request, "miss")),
-        ("instant, whole stack (hit)", lambda i: hits(0)),
-    ]
-    rows = []
-    for name, call in cases:
-        rows.append({"client": name, "callers": 1, "calls": calls,
-                     "us_per_call": round(await _per_call(call, calls, 1), 1)})
-    many = await _per_call(_via_stack(stack, "instant", request, "many"), calls, CALLERS)
-    rows.append({"client": "instant, whole stack (miss)", "callers": CALLERS, "calls": calls,
-                 "us_per_call": round(many, 1)})
-    raw = rows[0]["us_per_call"]
-    for row in rows:
-        row["overhead_us"] = round(row["us_per_call"] - raw, 1)
-    return rows
-
-
-async def _journal_rows(journal: Journal, calls: int) -> list[Row]:
-    """The journal layer's two round trips alone: the cache lookup and a one-row commit."""
 
     def lookup(i: int) -> Awaitable[object]:
         return journal.fetchone("SELECT response FROM response_cache WHERE request_hash = ?", (f"absent{i}",))
@@ -153,10 +162,19 @@ async def _journal_rows(journal: Journal, calls: int) -> list[Row]:
         return journal.commit(Batch().add("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                                           (f"bench{i % 100}", "x")))
 
-    return [{"client": "journal: cache lookup (fetchone)", "callers": 1, "calls": calls,
-             "us_per_call": round(await _per_call(lookup, calls, 1), 1)},
-            {"client": "journal: commit of one row", "callers": 1, "calls": calls,
-             "us_per_call": round(await _per_call(commit, calls, 1), 1)}]
+    raw = "instant, raw"
+    return await _interleaved([
+        Case(raw, 1, _direct(instant, request), raw),
+        Case("instant + gate", 1, _direct(GatedModel(instant, _gate(progress), SERVING), request), raw),
+        Case("instant + price (budget)", 1, _direct(PricedModel(instant, price, Budget(1e9), progress), request), raw),
+        Case("instant + journal (miss)", 1, journaled, raw),
+        Case("instant, whole stack (miss)", 1, _via_stack(stack, "instant", request, "miss"), raw),
+        Case("instant, whole stack (hit)", 1, lambda i: hits(0), raw),
+        Case(raw, CALLERS, _direct(instant, request), raw),
+        Case("instant, whole stack (miss)", CALLERS, _via_stack(stack, "instant", request, "many"), raw),
+        Case("journal: cache lookup (fetchone)", 1, lookup),
+        Case("journal: commit of one row", 1, commit),
+    ], calls)
 
 
 async def _http_rows(journal: Journal, request: ModelRequest, calls: int) -> list[Row]:
@@ -168,30 +186,28 @@ async def _http_rows(journal: Journal, request: ModelRequest, calls: int) -> lis
         try:
             entry = models["mock"]
             stack = _stack(journal, entry, model_prices(config, models)["mock"], Budget(1e9))
-            rows = []
+            raw = "http mock, raw"
+            cases = []
             for callers in (1, CALLERS):
-                raw = await _per_call(_direct(entry.client, request), calls, callers)
-                full = await _per_call(_via_stack(stack, "mock", request, f"http{callers}"), calls, callers)
-                rows.append({"client": "http mock, raw", "callers": callers, "calls": calls,
-                             "us_per_call": round(raw, 1), "overhead_us": 0.0})
-                rows.append({"client": "http mock, whole stack (miss)", "callers": callers, "calls": calls,
-                             "us_per_call": round(full, 1), "overhead_us": round(full - raw, 1)})
+                cases += [Case(raw, callers, _direct(entry.client, request), raw),
+                          Case("http mock, whole stack (miss)", callers,
+                               _via_stack(stack, "mock", request, f"http{callers}"), raw)]
+            return await _interleaved(cases, calls)
         finally:
             await close_models(models)
-    return rows
 
 
 async def run_overhead(suite: Path, mode: str) -> Section:
     calls, http_calls = {"full": (3000, 1500), "quick": (600, 300), "smoke": (30, 20)}[mode]
     section = Section("client stack overhead per call",
                       "Microseconds per model call; overhead_us = minus the raw client of the same group "
-                      "(and the same callers). A miss journals the call and its response (one commit).", COLUMNS)
+                      f"(and the same callers). A miss journals the call and its response (one commit). Cases "
+                      f"interleaved in {ROUNDS} rounds.", COLUMNS)
     started = time.perf_counter()
     request = _request(suite)
     with tempfile.TemporaryDirectory(prefix="shiftbench-overhead-") as tmp:
         async with open_journal(Path(tmp) / "overhead.sqlite") as journal:
-            section.rows += await _instant_rows(journal, request, calls)
-            section.rows += await _journal_rows(journal, calls)
+            section.rows += await _in_process_rows(journal, request, calls)
             section.rows += await _http_rows(journal, request, http_calls)
     section.seconds = time.perf_counter() - started
     if importlib.util.find_spec("sniffio") is None:

@@ -29,7 +29,7 @@ import anyio
 import orjson
 
 from bench.journal_write import run_journal_write
-from bench.machine import git_commit, load_average, machine_info
+from bench.machine import git_commit, load_average, machine_info, round_trip_us
 from bench.makespan import run_makespan
 from bench.offline import run_offline
 from bench.overhead import run_overhead
@@ -66,9 +66,12 @@ async def run_all(mode: str, names: Sequence[str], suite: Path | None,
             say("Building the built-in suite (seed 0) ...")
             build_suite(suite, seed=0)
         for name in names:
+            before = {"load_average": load_average(), "aiosqlite_round_trip_us": await round_trip_us()}
             section = await BENCHMARKS[name](suite, mode)
+            section.conditions = {"before": before, "after": {"load_average": load_average(),
+                                                              "aiosqlite_round_trip_us": await round_trip_us()}}
             sections.append(section)
-            say(render(section) + "\n")
+            say(render(section) + "\n" + _conditions(section) + "\n")
     return {
         "mode": mode,
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -79,6 +82,11 @@ async def run_all(mode: str, names: Sequence[str], suite: Path | None,
         "event_loop": "uvloop" if _has_uvloop() else "asyncio",
         "benchmarks": {name: section.as_json() for name, section in zip(names, sections, strict=True)},
     }
+
+
+def _conditions(section: Section) -> str:
+    hops = [section.conditions[k]["aiosqlite_round_trip_us"] for k in ("before", "after")]
+    return f"  (aiosqlite round trip before / after: {hops[0]:.0f} / {hops[1]:.0f} us)"
 
 
 def _has_uvloop() -> bool:

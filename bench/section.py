@@ -20,10 +20,12 @@ class Section:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     """How long the benchmark itself took."""
+    conditions: dict[str, Any] = field(default_factory=dict)
+    """What the machine was like when it ran (load, thread-hop latency), set by the runner."""
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "what": self.what, "rows": self.rows, "notes": self.notes,
-                "seconds": round(self.seconds, 2)}
+                "seconds": round(self.seconds, 2), "conditions": self.conditions}
 
 
 def _cell(value: Any) -> str:
