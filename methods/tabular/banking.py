@@ -307,22 +307,27 @@ def _structural(rule: Rule, feature: str, positive: Unit, negatives: Sequence[Un
     return False
 
 
-def _threshold(rule: Rule, feature: str, positives: Sequence[Unit], negatives: Sequence[Unit]) -> Rule:
+def _threshold(rule: Rule, feature: str, positives: Sequence[Unit], negatives: Sequence[Unit],
+               keep: bool = True) -> Rule:
+    """Move one boundary of the rule to where the labels in its scope put it; `keep` prefers the current
+    boundary (a documented one) while it still separates them."""
     rest = rule.without(feature)
     in_scope = [u for u in negatives if matches(rest, u)]
     pos = [(u.t, u.number(feature)) for u in positives
            if matches(rest, u) and not _structural(rule, feature, u, in_scope)]
     neg = [(u.t, u.number(feature)) for u in in_scope]
     if feature in UNDER[rule.kind]:
-        current = rule.under.get(feature)
+        current = rule.under.get(feature) if keep else None
         # "value < T" is "-value > -T": reuse the "over" search on negated values.
         found = best_threshold([(t, -v) for t, v in pos if v >= 0], [(t, -v) for t, v in neg if v >= 0],
                                -current if current is not None else None)
         if found is None:
             return rule
         return replace(rule, under={**rule.under, feature: -found})
-    found = best_threshold(pos, neg, rule.over.get(feature))
-    return rule if found is None else replace(rule, over={**rule.over, feature: found})
+    found = best_threshold(pos, neg, rule.over.get(feature) if keep else None)
+    if found is None:
+        return rule
+    return replace(rule, over={**rule.over, feature: found})
 
 
 def _adjust(rule: Rule, positives: Sequence[Unit], negatives: Sequence[Unit]) -> Rule:
@@ -363,7 +368,7 @@ def _relax(rule: Rule, positives: Sequence[Unit], negatives: Sequence[Unit], kee
         if not (keep and feature in rule.cats) and not _catches(trial, negatives):
             rule = trial
         elif feature in rule.over or feature in rule.under:
-            rule = _threshold(rule, feature, positives, negatives)
+            rule = _threshold(rule, feature, positives, negatives, keep=False)
     return rule
 
 
