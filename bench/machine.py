@@ -51,7 +51,7 @@ def git_commit(root: Path) -> dict[str, Any]:
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=False)
-        return done.stdout.strip() if done.returncode == 0 else ""
+        return done.stdout.rstrip() if done.returncode == 0 else ""  # keep porcelain's leading status columns
 
     commit = git("rev-parse", "HEAD")
     changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
