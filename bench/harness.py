@@ -75,7 +75,7 @@ class JournalMeter:
         group = getattr(journal, "_commit_group", None)
         if group is not None:
             self.writer_s = 0.0
-            journal._commit_group = self._timed_writer(group)  # type: ignore[method-assign]
+            journal._commit_group = self._timed_writer(group)  # type: ignore[method-assign,assignment]
 
     def _timed_writer(self, group: Callable[[list[Any]], Awaitable[None]]) -> Callable[[list[Any]], Awaitable[None]]:
         async def timed(pending: list[Any]) -> None:
