@@ -109,6 +109,11 @@ class JournalMeter:
         finally:
             self.waits[kind].add(time.perf_counter() - started)
 
+    async def enqueue(self, batch: Batch) -> None:
+        """Not awaited by its caller beyond the hand-over, so only the bytes are counted."""
+        self._kind(batch)
+        await self.journal.enqueue(batch)
+
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         started = time.perf_counter()
         try:

@@ -70,8 +70,10 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     PRIMARY KEY (run_id, stream_id, label)
 );
 CREATE TABLE IF NOT EXISTS response_cache (
-    request_hash TEXT PRIMARY KEY, model TEXT NOT NULL, response BLOB NOT NULL, created_at REAL NOT NULL
+    request_hash TEXT PRIMARY KEY, run_id TEXT NOT NULL, unit_id TEXT NOT NULL, model TEXT NOT NULL,
+    response BLOB NOT NULL, created_at REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS cache_by_unit ON response_cache (run_id, unit_id);
 """
 
 
@@ -103,6 +105,7 @@ class _Pending:
     batch: Batch
     done: anyio.Event = field(default_factory=anyio.Event)
     error: BaseException | None = None
+    awaited: bool = True
 
 
 class Journal:
@@ -115,14 +118,29 @@ class Journal:
         self._sender = sender
         self.commits = 0
         self.batches = 0
+        self._deferred_error: BaseException | None = None
 
     async def commit(self, batch: Batch) -> None:
         """Hand a batch to the writer and wait until it is durable."""
+        self._raise_deferred()
         pending = _Pending(batch)
         await self._sender.send(pending)
         await pending.done.wait()
         if pending.error is not None:
             raise pending.error
+
+    async def enqueue(self, batch: Batch) -> None:
+        """Hand a batch to the writer without waiting for it. For rows whose loss in a crash costs
+        nothing but a repeat (a model call's record while its episode is still in flight): the writer
+        commits in arrival order, so they are durable before any batch committed after them. A failure
+        is raised by the next `commit`."""
+        self._raise_deferred()
+        await self._sender.send(_Pending(batch, awaited=False))
+
+    def _raise_deferred(self) -> None:
+        if self._deferred_error is not None:
+            error, self._deferred_error = self._deferred_error, None
+            raise error
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         async with self._connection.execute(sql, params) as cursor:
@@ -158,6 +176,8 @@ class Journal:
                         await self._connection.rollback()
                         pending.error = exc
             for pending in group:
+                if pending.error is not None and not pending.awaited and self._deferred_error is None:
+                    self._deferred_error = pending.error
                 pending.done.set()
 
     async def _apply(self, group: list[_Pending]) -> None:

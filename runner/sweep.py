@@ -191,8 +191,10 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
 
     tally.listeners.append(count_retry)
     budget = await _budget(journal, run_id, config.budget, progress)
+    cached = await journal.fetchall("SELECT DISTINCT unit_id FROM response_cache WHERE run_id = ?", (run_id,))
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
-                          budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency)
+                          budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
+                          replayable={row[0] for row in cached})
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                     judges=judge_factory(config.judge, clients))

@@ -38,6 +38,14 @@ class EpisodeRecord:
     def score(self) -> int:
         return round(self.reward * 100)
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> EpisodeRecord:
+        """The record as the journal stored it (orjson of the dataclass)."""
+        task = TaskView(**data["task"])
+        steps = tuple(Step(**step) for step in data["steps"])
+        return cls(task=task, position=int(data["position"]), steps=steps, reward=float(data["reward"]),
+                   finish_arguments=data["finish_arguments"], end_reason=str(data["end_reason"]))
+
     def render(self) -> str:
         return render_record(self)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Container
 from dataclasses import asdict
 
 import anyio
@@ -44,13 +45,16 @@ def _decode(raw: bytes) -> ModelResponse:
 
 class JournaledModel:
     def __init__(self, inner: ModelClient, journal: Journal, run_id: str, unit_id: str, stream_id: str,
-                 purpose: Purpose = "agent") -> None:
+                 purpose: Purpose = "agent", replayable: Container[str] | None = None) -> None:
+        """`replayable`: the units that have cached answers (None: look every call up). A unit outside it
+        has never had a call answered, so its calls skip the lookup: on a fresh run, all of them."""
         self._inner = inner
         self._journal = journal
         self._run_id = run_id
         self._unit_id = unit_id
         self._stream_id = stream_id
         self._purpose = purpose
+        self._look_up = replayable is None or unit_id in replayable
 
     @property
     def name(self) -> str:
@@ -58,11 +62,13 @@ class JournaledModel:
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
         key = request_hash(self._run_id, self._unit_id, self.name, request)
-        row = await self._journal.fetchone("SELECT response FROM response_cache WHERE request_hash = ?", (key,))
+        row = None
+        if self._look_up:
+            row = await self._journal.fetchone("SELECT response FROM response_cache WHERE request_hash = ?", (key,))
         if row is not None:
             response = _decode(row[0])
             # Replayed: nothing is paid again; the call is journaled at zero cost for the record.
-            await self._journal.commit(self._call_row(key, response, 0.0, from_cache=True, cost=0.0))
+            await self._journal.enqueue(self._call_row(key, response, 0.0, from_cache=True, cost=0.0))
             return ModelResponse(response.turn, Usage(), 0.0)
         started = time.monotonic()
         try:
@@ -73,13 +79,16 @@ class JournaledModel:
             failure = self._call_row(key, failed, time.monotonic() - started, from_cache=False,
                                      cost=exc.cost_usd, status="failed", error=f"{type(exc).__name__}: {exc}")
             with anyio.CancelScope(shield=True):
-                await self._journal.commit(failure)
+                await self._journal.enqueue(failure)
             raise
         batch = self._call_row(key, response, time.monotonic() - started, from_cache=False,
                                cost=response.cost_usd)
-        batch.add("INSERT OR REPLACE INTO response_cache (request_hash, model, response, created_at) "
-                  "VALUES (?, ?, ?, ?)", (key, self.name, _encode(response), time.time()))
-        await self._journal.commit(batch)
+        batch.add("INSERT OR REPLACE INTO response_cache (request_hash, run_id, unit_id, model, response, "
+                  "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                  (key, self._run_id, self._unit_id, self.name, _encode(response), time.time()))
+        # Not awaited: the episode that made this call commits after it (the writer keeps arrival order),
+        # so a crash can lose only the record of a call whose episode was still in flight.
+        await self._journal.enqueue(batch)
         return response
 
     def _call_row(self, key: str, response: ModelResponse, latency: float, from_cache: bool, cost: float,

@@ -9,7 +9,7 @@ in-process, so there is nothing to cache or price.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
 from runner.budget import Budget
@@ -36,6 +36,8 @@ class ClientStack:
     budget: Budget | None
     concurrency: int
     model_concurrency: int
+    replayable: Container[str] | None = None
+    """Units with cached answers (from the journal, at start); None: look every call up."""
 
     def __post_init__(self) -> None:
         run_wide = PriorityLimiter(self.concurrency)
@@ -50,4 +52,4 @@ class ClientStack:
         priced = PricedModel(entry.client, self.prices.get(model), self.budget, self.progress, purpose,
                              max_attempts=entry.max_attempts)
         gated = GatedModel(priced, self._gates[model], priority)
-        return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose)
+        return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable)

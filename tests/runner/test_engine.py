@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
 
 from runner.config import SweepConfig
@@ -54,7 +53,7 @@ def stream_of(scenario: Scenario) -> Stream:
     return Stream("script", "counting", scenario, scenario.serving, scenario.test)
 
 
-async def test_block_size_one_never_starts_before_the_previous_learning_step_is_journaled(tmp_path: Path) -> None:
+async def test_block_size_one_never_starts_before_the_previous_episode_is_journaled(tmp_path: Path) -> None:
     scenario = toy_scenario(windows=3, serving_per_window=5, test_per_window=2)
     stream = stream_of(scenario)
     seen_checkpoints: list[tuple[int, int]] = []
@@ -65,9 +64,13 @@ async def test_block_size_one_never_starts_before_the_previous_learning_step_is_
         position = int(request.messages[0].content.split("\n", 1)[0].split(": ")[1])
         is_serving = request.messages[0].content.split("case c-")[1].startswith("s")
         if first_turn and is_serving:
+            # The previous episode and its learning step are in the journal (the episode row, which a
+            # resume replays `learn` on) and the live method has learned from everything before.
             row = await journal_box[0].fetchone(
-                "SELECT position FROM checkpoints WHERE run_id = ? AND label = 'latest'", (RUN,))
-            seen_checkpoints.append((position, row[0] if row else 0))
+                "SELECT max(u.position) FROM units u JOIN episodes e USING (run_id, unit_id) "
+                "WHERE u.phase = 'serving'", ())
+            seen_checkpoints.append((position, row[0] or 0))
+            assert int(context_of(request)["seen"]) == position - 1
         return await toy_decider(lambda r: context_of(r)["best"])(request)
 
     model = ScriptModel(respond)
@@ -146,7 +149,43 @@ async def test_a_stopped_engine_leaves_no_half_block(tmp_path: Path, block_size:
         await engine.run([stream])
         done = await journal.fetchall(
             "SELECT count(*) FROM units WHERE phase = 'serving' AND status = 'done'")
-        latest = await journal.fetchone("SELECT position, state FROM checkpoints WHERE label = 'latest'")
-    assert done[0][0] % block_size == 0
-    assert latest[0] == done[0][0]
-    assert orjson.loads(latest[1])["seen"] == done[0][0]
+        assert done[0][0] % block_size == 0 and 0 < done[0][0] < 20
+        # A new engine restores the method from the checkpoint plus the replayed blocks after it.
+        resumed: list[CountingMethod] = []
+        restored = await make_engine(journal, ScriptModel(toy_decider(lambda r: "yes")), block_size, resumed,
+                                     stream)._restore(stream)
+    assert isinstance(restored, CountingMethod) and restored.seen == done[0][0]
+
+
+async def test_resume_after_a_stop_learns_exactly_as_an_uninterrupted_run(tmp_path: Path) -> None:
+    scenario = toy_scenario(windows=3, serving_per_window=40, test_per_window=4)
+    stream = stream_of(scenario)
+    decide = toy_decider(lambda r: context_of(r)["best"])
+
+    async def full_run(path: Path) -> list[CountingMethod]:
+        instances: list[CountingMethod] = []
+        async with open_journal(path) as journal:
+            await create(journal, scenario, stream)
+            await make_engine(journal, ScriptModel(decide), 1, instances, stream).run([stream])
+        return instances
+
+    reference = await full_run(tmp_path / "ref.sqlite")
+    calls = 0
+
+    async def stop_midway(request: ModelRequest) -> AssistantTurn:
+        nonlocal calls
+        calls += 1
+        if calls == 101:  # mid window 1, between checkpoints
+            engines[0].stop.request("test")
+        return await decide(request)
+
+    engines: list[Engine] = []
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        engines.append(make_engine(journal, ScriptModel(stop_midway), 1, [], stream))
+        await engines[0].run([stream])
+        instances: list[CountingMethod] = []
+        await make_engine(journal, ScriptModel(decide), 1, instances, stream).run([stream])
+        rows = await journal.fetchall("SELECT u.task_id, e.reward FROM episodes e JOIN units u USING (run_id, unit_id)")
+    assert instances[0].state() == reference[0].state()
+    assert all(reward == 1.0 for task_id, reward in rows if task_id.startswith("t"))
