@@ -4,21 +4,27 @@ The banking schema (simulators/domains/banking/__init__.py) decides a request by
 (deny or escalate with a reason), else approves it. The table here is a list of labelled requests per
 decision family (card transaction, limit increase, outbound transfer): their observable features
 (merchant category and region, verification, standing, payee flags; amount, today's total + amount,
-tenure, payee age) and either the decision that scored 100, or the decisions that scored 0.
+tenure, payee age) and either the decision that scored 100, or the decisions that scored 0. Single
+cases and batch lines label themselves; of ranked alternatives, the one carried out is approvable and
+the ones before it are not.
 
 From the labels, each decision slot (action + reason) gets rules in the schema:
 - a documented rule keeps its conditions and moves its numeric boundaries to where the labels put them
-  (between the largest value that must not fire and the smallest that must; the documented value when
+  (between the largest value that must not fire and the smallest that must: the documented value when
   it still separates them, else the roundest number in the gap), or is switched off when it only
   catches requests that must not get its decision;
 - requests of a slot no rule covers seed new rules: the most specific conditions describing the
-  request, then relaxed one by one (dropped, or a boundary moved) while no counter-example is caught.
+  request, then relaxed (dropped, or a boundary moved) while no counter-example is caught. The amount
+  is never dropped: with nothing below, its boundary sits just under the smallest positive.
 Exploration: a request that scored 0 gets a tentative label, the first untried decision in a plausible
-order (approve when a refusal failed; a documented rule whose boundary may have moved; reasons whose
-meaning fits the request's features); the rules built from it decide the next similar request, whose
-score confirms the label or refutes it for every similar, less risky request too.
-Drift: a new label removes older ones it contradicts (a less risky request refused where a riskier one
-is now approved, and the reverse), so boundaries follow the latest evidence, back and forth.
+order (the refusal the rules gave it; approval when a refusal failed; a documented rule whose boundary
+may have moved; then reasons whose meaning fits the request and that no approval rules out). Rules
+built on guesses stay within the kinds of request guessed the same way; the next such request's score
+confirms the guess (and the rule generalises) or refutes it for every similar, less risky request too.
+Drift: a new label removes older ones it contradicts outright; boundaries are drawn newest label first,
+an older label that contradicts newer ones being skipped once enough newer labels agree (else the clash
+is read as structure: another rule or condition); labels are forgotten after LABEL_HORIZON positions,
+and only recent requests seed new rules (a lifted rule is not rebuilt from its old positives).
 """
 
 from __future__ import annotations
@@ -65,8 +71,11 @@ OPEN_HORIZON = 100
 """Stream positions a request that scored 0 keeps steering exploration."""
 LABEL_HORIZON = 250
 """Stream positions a scored decision is remembered: about two and a half windows of the suite."""
-SEED_HORIZON = 120
+SEED_HORIZON = 80
 """Only requests this recent seed new rules, so a rule outlived by drift is not rebuilt from old labels."""
+MAX_GUESSES = 2
+"""Decisions a request may have failed with and still be guessed for; past that it only counts against
+the decisions it failed with (a rarer cause is left to requests that show it more plainly)."""
 MAX_NEW_RULES = 4
 """New rules per slot."""
 NEW_ORDER = -100
@@ -76,23 +85,36 @@ NEW_ORDER = -100
 @dataclass(frozen=True)
 class Hint:
     """What a reason code means (the workflow guide's reason list): which family it belongs to, the
-    action it usually comes with, and which requests it could plausibly concern."""
+    action it usually comes with, which requests it could concern, and when an approval rules it out
+    for another request (the approval shares what the reason looks at and is no less risky)."""
 
     kind: str
     action: str
     fits: Callable[[Unit], bool]
+    rules_out: Callable[[Unit, Unit], bool]
+    """(approved request, request in question) -> the reason cannot be why the second one failed."""
+
+
+def _same(*features: str) -> Callable[[Unit, Unit], bool]:
+    return lambda w, u: all(w.text(f) == u.text(f) for f in features)
 
 
 HINTS: dict[str, Hint] = {
-    "corridor_blocked": Hint("card_transaction", "deny", lambda u: u.region == "overseas"),
-    "verification_required": Hint("card_transaction", "deny", lambda u: u.verification == "basic"),
-    "over_limit": Hint("card_transaction", "escalate", lambda u: False),
-    "daily_cap": Hint("card_transaction", "escalate", lambda u: True),
-    "account_standing": Hint("limit_increase", "deny", lambda u: u.standing != "good"),
-    "cap_exceeded": Hint("limit_increase", "deny", lambda u: True),
-    "restricted_payee": Hint("outbound_transfer", "deny", lambda u: bool(u.flags)),
-    "new_payee_review": Hint("outbound_transfer", "escalate", lambda u: 0 <= u.days < 9_000),
-    "reportable_amount": Hint("outbound_transfer", "escalate", lambda u: True),
+    "corridor_blocked": Hint("card_transaction", "deny", lambda u: u.region == "overseas",
+                             _same("region", "category")),
+    "verification_required": Hint("card_transaction", "deny", lambda u: u.verification == "basic",
+                                  lambda w, u: _same("verification", "category")(w, u) and w.amount >= u.amount),
+    "over_limit": Hint("card_transaction", "escalate", lambda u: False,
+                       lambda w, u: w.category == u.category and w.amount >= u.amount),
+    "daily_cap": Hint("card_transaction", "escalate", lambda u: True, lambda w, u: w.ttl >= u.ttl),
+    "account_standing": Hint("limit_increase", "deny", lambda u: u.standing != "good", _same("standing")),
+    "cap_exceeded": Hint("limit_increase", "deny", lambda u: True,
+                         lambda w, u: w.amount >= u.amount and w.tenure <= u.tenure),
+    "restricted_payee": Hint("outbound_transfer", "deny", lambda u: bool(u.flags),
+                             lambda w, u: w.flags == u.flags and w.amount >= u.amount),
+    "new_payee_review": Hint("outbound_transfer", "escalate", lambda u: 0 <= u.days < 9_000,
+                             lambda w, u: 0 <= w.days <= u.days and w.amount >= u.amount),
+    "reportable_amount": Hint("outbound_transfer", "escalate", lambda u: True, lambda w, u: w.amount >= u.amount),
 }
 
 
@@ -238,7 +260,7 @@ def _parse_rule(rule_id: str, raw: JSON) -> Rule | None:
     return Rule(f"{action}:{reason}", kind, float(order), cats, over, under, rule_id, True, opaque)
 
 
-DRIFT_CONFIRM = 4
+DRIFT_CONFIRM = 6
 """Consistent labels needed after the newest contradicted one before a boundary follows the newer labels
 across older ones that contradict them (a drift), rather than treating the clash as structure."""
 
@@ -358,6 +380,15 @@ def _catches(rule: Rule, negatives: Sequence[Unit]) -> bool:
     return any(matches(rule, n) for n in negatives)
 
 
+def _outdated(rule: Rule, seed: Unit, negatives: Sequence[Unit]) -> bool:
+    """A newer negative within the rule's categorical scope, no less risky than the seed on the rule's
+    scales, says the seed's decision no longer holds (the rule it stood for was lifted)."""
+    scope = replace(rule, over={}, under={})
+    return any(n.t > seed.t and matches(scope, n)
+               and all(n.number(f) >= seed.number(f) for f in rule.over)
+               and all(0 <= n.number(f) <= seed.number(f) for f in rule.under) for n in negatives)
+
+
 def _relax(rule: Rule, positives: Sequence[Unit], negatives: Sequence[Unit], keep: bool = False) -> Rule:
     """Drop or loosen the conditions of a most specific rule while it catches no negative; `keep` keeps
     every categorical condition (a rule built on a guess stays within the guessed request's cell)."""
@@ -365,7 +396,10 @@ def _relax(rule: Rule, positives: Sequence[Unit], negatives: Sequence[Unit], kee
         if feature not in rule.features():
             continue
         trial = rule.without(feature)
-        if not (keep and feature in rule.cats) and not _catches(trial, negatives):
+        # The amount is what every rule weighs: with no counter-example below it, its boundary still
+        # sits just under the smallest positive (where a policy would round it), not at zero.
+        droppable = feature != "amount" and not (keep and feature in rule.cats)
+        if droppable and not _catches(trial, negatives):
             rule = trial
         elif feature in rule.over or feature in rule.under:
             rule = _threshold(rule, feature, positives, negatives, keep=False)
@@ -434,15 +468,16 @@ class BankingAdapter:
             # A documented rule whose amount boundary may have moved below this request.
             if rule.kind == unit.kind and not rule.opaque and matches(replace(rule, over={}), unit):
                 ranked.append((1, -scored.get(rule.slot, 0), index, rule.slot))
+        approved = [w for w in self.units.get(unit.kind, []) if w.gold == APPROVE]
         for index, (reason, hint) in enumerate(HINTS.items()):
             if hint.kind != unit.kind:
                 continue
             slot = f"{doc_actions.get(reason, hint.action)}:{reason}"
-            flipped = f"{'escalate' if slot.startswith('deny') else 'deny'}:{reason}"
-            rank = 2 if hint.fits(unit) else 3
+            against = [w.t > unit.t for w in approved if hint.rules_out(w, unit)]
+            # Ruled out by a later approval: last. By an earlier one (perhaps before a drift): after the
+            # reasons nothing rules out.
+            rank = 5 if any(against) else (2 if hint.fits(unit) else 3) + (1 if against else 0)
             ranked.append((rank, -scored.get(slot, 0), index, slot))
-            ranked.append((rank + 2, -scored.get(flipped, 0), index, flipped))
-        ranked.append((9, 0, 0, APPROVE))
         seen: list[str] = []
         for *_, slot in sorted(ranked):
             if slot not in seen:
@@ -452,7 +487,7 @@ class BankingAdapter:
     def _label(self, unit: Unit) -> str:
         if unit.gold:
             return unit.gold
-        if not unit.excluded:
+        if not unit.excluded or len(unit.excluded) > MAX_GUESSES:
             return ""
         return next((c for c in self._candidates(unit) if c not in unit.excluded), "")
 
@@ -492,9 +527,17 @@ class BankingAdapter:
         learned = 0
         while remaining and learned < MAX_NEW_RULES:
             seed = remaining.pop(0)
-            # A guess (a tentative label) only reaches requests of its own kind until a score confirms it.
-            rule = _relax(_specific(seed, slot, order + learned / 100), positives, negatives, keep=not seed.gold)
-            if _catches(rule, negatives) or not matches(rule, seed):
+            # Its boundaries are drawn between the positives no earlier rule explains and the negatives. A
+            # guess (a tentative label) stays within the kinds of request guessed the same way until a
+            # score confirms it.
+            specific = _specific(seed, slot, order + learned / 100)
+            if not seed.gold:
+                guesses = [p for p in remaining if not p.gold]
+                specific = replace(specific, cats={f: values | {g.text(f) for g in guesses}
+                                                   for f, values in specific.cats.items() if f != "flags"}
+                                   | {f: v for f, v in specific.cats.items() if f == "flags"})
+            rule = _relax(specific, [seed, *remaining], negatives, keep=not seed.gold)
+            if _catches(rule, negatives) or not matches(rule, seed) or _outdated(rule, seed, negatives):
                 continue
             rules.append(rule)
             learned += 1

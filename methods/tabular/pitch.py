@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from methods.tabular.common import calls_of, documented_rules
@@ -129,7 +129,7 @@ class _Solver:
     Values are tried closest-first to a preferred assignment (the current weights), so a solution is a
     small revision of what was believed."""
 
-    def __init__(self, constraints: Sequence[_Constraint], limit: int = 20_000) -> None:
+    def __init__(self, constraints: Sequence[_Constraint], limit: int = 2_000) -> None:
         self.constraints = list(constraints)
         self.limit = limit
         self.variables: dict[str, list[tuple[int, bool]]] = {}
@@ -142,8 +142,11 @@ class _Solver:
             for v in c.unsaid:
                 self.variables.setdefault(v, []).append((index, False))
 
-    def solve(self, prefer: Mapping[str, int]) -> dict[str, int] | None:
-        order = sorted(self.variables, key=lambda v: (-len(self.variables[v]), v))
+    def solve(self, prefer: Mapping[str, int], free: Collection[str] | None = None) -> dict[str, int] | None:
+        """An assignment reproducing every observation, or None. With `free`, every other value keeps
+        its preferred weight (a quick local repair)."""
+        self.fixed = set() if free is None else {v for v in self.variables if v not in free}
+        order = sorted(self.variables, key=lambda v: (v not in self.fixed, -len(self.variables[v]), v))
         # per constraint: [stated, unsaid liked, dislikes, red lines, said left, unsaid left]
         self.sums = [[0, 0, 0, 0, len(c.said), len(c.unsaid)] for c in self.constraints]
         self.nodes = 0
@@ -174,7 +177,7 @@ class _Solver:
             return False
         value = order[depth]
         first = prefer.get(value, 0)
-        options = [first, *(w for w in (0, 1, -1, 2, -3) if w != first)]
+        options = [first] if value in self.fixed else [first, *(w for w in (0, 1, -1, 2, -3) if w != first)]
         for weight in options:
             if weight > 0 and value in self.banned:
                 continue
@@ -203,8 +206,16 @@ class _Solver:
                 sums[5] -= sign
 
 
-def _solve(observations: Sequence[Observation], prefer: Mapping[str, int]) -> dict[str, int] | None:
-    return _Solver([_constraint(o) for o in observations]).solve(prefer)
+def _solve(observations: Sequence[Observation], prefer: Mapping[str, int],
+           free: Collection[str] | None = None) -> dict[str, int] | None:
+    """Weights reproducing every observation: first by changing only the `free` values (the newest
+    observation's sheet), then, failing that, any of them."""
+    solver = _Solver([_constraint(o) for o in observations])
+    if free is not None:
+        found = solver.solve(prefer, free)
+        if found is not None:
+            return found
+    return solver.solve(prefer)
 
 
 def _reproduces(weights: Mapping[str, int], o: Observation) -> bool:
@@ -266,7 +277,7 @@ class PitchAdapter:
             return
         said = mentioned_values(pitch, values, (sheet.name, sheet.category))
         observation = Observation(record.position, values, said, int(round(record.reward * 100 * SCALE)))
-        solution = _solve([*self.observations, observation], self.weights)
+        solution = _solve([*self.observations, observation], self.weights, free=observation.sheet)
         if solution is not None:
             if any(self.weights.get(v, 0) != w for v, w in solution.items()):
                 self.anchored = False
@@ -293,7 +304,7 @@ class PitchAdapter:
         kept = [newest]
         solution = _solve(kept, {}) or {}
         for older in reversed(self.observations):
-            trial = _solve([older, *kept], solution)
+            trial = _solve([older, *kept], solution, free=older.sheet)
             if trial is None:
                 break
             kept, solution = [older, *kept], trial

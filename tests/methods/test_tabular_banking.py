@@ -6,7 +6,7 @@ import itertools
 
 import orjson
 
-from methods.tabular.banking import BankingAdapter, Rule, Unit, best_threshold, matches
+from methods.tabular.banking import DRIFT_CONFIRM, BankingAdapter, Rule, Unit, best_threshold, matches
 from methods.tabular.common import roundest_between
 from simulators.policy_block import render_policy_block
 from simulators.protocol import JSON, TaskView
@@ -92,13 +92,15 @@ def test_best_threshold_keeps_a_documented_boundary_that_still_separates() -> No
 
 
 def test_newer_labels_win_over_older_ones_they_contradict_once_the_drift_is_confirmed() -> None:
-    old = [(1, 52_000), (2, 55_000)]  # escalated while the boundary was 500
-    new_neg = [(10, 60_000), (11, 62_000), (12, 56_000)]  # approved now
-    new_pos = [(13, 68_000), (14, 75_000)]
-    assert best_threshold(old + new_pos, new_neg, current=50_000) == 65_000
-    # With too few labels after the clash, it is read as structure: no negative may fire.
-    assert best_threshold([(1, 52_000), (12, 68_000)], [(11, 60_000)], current=50_000) == 60_000
-    assert best_threshold([(12, 52_000)], [(1, 60_000), (2, 58_000)], current=50_000) == 70_000
+    old_neg = [(1, 60_000), (2, 62_000)]  # approved while the boundary was 650
+    new_pos = [(10, 48_000), (12, 52_000), (14, 55_000)]  # refused now
+    new_neg = [(11, 40_000), (13, 42_000), (15, 45_000)]
+    assert DRIFT_CONFIRM == 6
+    assert best_threshold(new_pos, old_neg + new_neg, current=65_000) == 45_000
+    # Too few labels after the clash: it is read as structure (another rule explains the positives),
+    # and no negative may fire.
+    assert best_threshold(new_pos[:1], old_neg + new_neg[:1], current=65_000) == 65_000
+    assert best_threshold([(12, 52_000)], [(1, 60_000), (2, 58_000)], current=None) == 70_000
 
 
 # ---------------------------------------------------------------------------------------------- reading
