@@ -9,13 +9,18 @@ Evidence from one episode (legs are the customer's alternatives, in order):
 - a leg carried out and scoring 100: every cell of that leg is allowed (`ok`), and a single believed
   refusal cell of each earlier leg is confirmed (`dok`);
 - leg 1 carried out and scoring 0: some cell of it is refused. The failure is kept with its candidate
-  cells; a candidate is exonerated by a later success, and a failure left with one candidate pins it
-  (`fail`, strong). Candidates shared by several failures are pinned too (weak: the hitting set);
+  cells; a candidate is exonerated by a later success, and a failure left with one candidate, or with
+  one cell whose allowance is under test, pins it (`fail`, strong). A candidate shared by strictly more
+  open failures than any other is pinned too (weak: a greedy hitting set);
+- a later leg carried out and scoring 0: an earlier leg's refusal without evidence of its own is tried
+  as allowed, else the carried leg's failure is kept as above;
 - a refusal scoring 100: the cited cell's refusal and code are confirmed; scoring 0: either the cell is
   allowed now or the code is wrong. A strongly pinned cell whose code was never confirmed tries the next
-  code; otherwise the cell tries being allowed (`dfail`), and if that fails, the code is blamed;
-- a quote answered 0 scoring 0 means every cell of the request is allowed.
+  code once; otherwise the cell tries being allowed (`dfail`), and if that fails, the code is blamed. With
+  several legs refused, the cell with the weakest evidence of its own is the suspect;
+- a quote answered above 0 and scoring 100 allows every cell; answered 0 and scoring 0, the same.
 The most recent evidence decides a cell's status (drift and reversals: a newer contradiction re-opens it).
+Nothing is written for a cell the documents already describe correctly.
 """
 
 from __future__ import annotations
