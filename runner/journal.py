@@ -26,7 +26,7 @@ from simulators.errors import ShiftbenchInputError
 
 __all__ = ["Batch", "Journal", "JournalError", "SCHEMA_VERSION", "open_journal", "read_only"]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -279,9 +279,14 @@ async def read_only(path: Path | str) -> AsyncIterator[aiosqlite.Connection]:
     connection.row_factory = sqlite3.Row
     try:
         try:
-            await connection.execute("SELECT count(*) FROM runs")
+            async with connection.execute("SELECT value FROM meta WHERE key = 'schema_version'") as cursor:
+                row = await cursor.fetchone()
         except sqlite3.DatabaseError as exc:
             raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc})") from exc
+        if row is None or row[0] != SCHEMA_VERSION:
+            found = row[0] if row else "none"
+            raise JournalError(f"{path}: journal schema version {found}, this shiftbench reads "
+                               f"{SCHEMA_VERSION}; use a shiftbench of the version that wrote it")
         yield connection
     finally:
         await connection.close()

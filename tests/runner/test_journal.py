@@ -43,3 +43,15 @@ async def test_unreadable_journal_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="no journal here"):
         async with read_only(tmp_path / "missing.sqlite"):
             pass
+
+
+async def test_a_journal_of_another_schema_version_is_refused_by_readers_and_writers(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    async with open_journal(path) as journal:
+        await journal.commit(Batch().add("UPDATE meta SET value = '0' WHERE key = 'schema_version'"))
+    with pytest.raises(JournalError, match="journal schema version 0, this shiftbench reads"):
+        async with read_only(path):
+            pass
+    with pytest.raises(JournalError, match="journal schema version 0, this shiftbench reads"):
+        async with open_journal(path, create=False):
+            pass
