@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from methods.tabular.common import Call, as_int, calls_of, cents, documented_rules, json_object, roundest_between
+from methods.tabular.common import Call, as_int, calls_of, cents, documented_rules, lookups, roundest_between
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 
@@ -679,14 +679,8 @@ def _read(calls: Sequence[Call]) -> tuple[str, list[tuple[int, dict[str, JSON]]]
     account: dict[str, JSON] = {}
     merchant: dict[str, JSON] = {}
     payees: dict[str, dict[str, JSON]] = {}
-    decision: Call | None = None
-    for call in calls:
-        if call.name in DECISIONS:
-            decision = decision or call
-            continue
-        found = None if call.failed else json_object(call.observation)
-        if found is None:
-            continue
+    decision, looked_up = lookups(calls, DECISIONS)
+    for call, found in looked_up:
         if call.name == "get_case_details" and case is None:
             case = found
         elif call.name == "get_account_details":

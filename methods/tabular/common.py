@@ -6,7 +6,7 @@ State is JSON without floats (money is kept in cents), so a checkpoint is byte-s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -23,6 +23,7 @@ __all__ = [
     "cents",
     "documented_rules",
     "json_object",
+    "lookups",
     "roundest_between",
 ]
 
@@ -59,6 +60,21 @@ def calls_of(record: EpisodeRecord) -> list[Call]:
         arguments = json_object(step.action_arguments or "{}") or {}
         calls.append(Call(step.action_name, arguments, step.observation))
     return calls
+
+
+def lookups(calls: Sequence[Call], acting: Collection[str]) -> tuple[Call | None, list[tuple[Call, dict[str, JSON]]]]:
+    """The first call named in `acting` (the decision or write the agent made), and every other call that
+    succeeded with a JSON object, paired with that object, in order."""
+    act: Call | None = None
+    found: list[tuple[Call, dict[str, JSON]]] = []
+    for call in calls:
+        if call.name in acting:
+            act = act or call
+            continue
+        record = None if call.failed else json_object(call.observation)
+        if record is not None:
+            found.append((call, record))
+    return act, found
 
 
 def documented_rules(calls: Sequence[Call]) -> dict[str, JSON]:

@@ -25,15 +25,15 @@ Nothing is written for a cell the documents already describe correctly.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from methods.tabular.common import NEVER, Call, calls_of, documented_rules, json_object
+from methods.tabular.common import NEVER, Call, calls_of, documented_rules, lookups
+from simulators.domains.retail.parsing import ParsedLeg, parse_instruction
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 
-__all__ = ["Cell", "Leg", "RetailAdapter", "leg_facts", "parse_legs"]
+__all__ = ["Cell", "RetailAdapter", "leg_facts"]
 
 OPS: tuple[str, ...] = ("cancel", "return", "exchange", "modify_items", "modify_address", "modify_payment")
 TOOL_OP: dict[str, str] = {
@@ -59,72 +59,10 @@ HORIZON = 240
 """Stream positions an unexplained failure stays open."""
 MAX_PENDING = 40
 
-_CONNECTOR = re.compile(r"(?:If that is not possible|Failing that|If you can't do that|Otherwise),", re.IGNORECASE)
-_ORDER = re.compile(r"#?\bW(\d{7})\b")
-_ITEM = re.compile(r"(?<![\d_])\d{10}(?!\d)")
-_METHOD = re.compile(r"\b(?:gift_card|credit_card|paypal)_\d{7}\b")
-_ADDRESS = re.compile(r",\s*([A-Z]{2})\s+(\d{5})\b")
-_REASONS = (("defective", "defective"), ("wrong item", "wrong item"), ("by mistake", "ordered by mistake"),
-            ("no longer need", "no longer needed"))
-
 
 # ---------------------------------------------------------------------------------------------- reading
-
-
-@dataclass(frozen=True)
-class Leg:
-    op: str
-    order_id: str
-    item_ids: tuple[str, ...]
-    method_id: str
-    reason: str
-    new_state: str
-
-
-def parse_legs(instruction: str) -> tuple[list[Leg], bool]:
-    """The customer's alternatives in order, and whether the message only asks for a quote."""
-    body = instruction.split("writes:", 1)[-1]
-    quote = "how much" in body.lower()
-    orders = [f"#W{digits}" for digits in _ORDER.findall(body)]
-    if not orders:
-        return [], quote
-    legs = []
-    for segment in _CONNECTOR.split(body, maxsplit=1):
-        op = "return" if quote else _operation(segment)
-        if op is None:
-            return [], quote
-        own = [f"#W{digits}" for digits in _ORDER.findall(segment)]
-        method = _METHOD.search(segment)
-        address = _ADDRESS.search(segment) if op == "modify_address" else None
-        legs.append(Leg(op, own[0] if own else orders[0], tuple(dict.fromkeys(_ITEM.findall(segment))),
-                        method.group(0) if method else "", _reason(segment, op),
-                        address.group(1) if address else ""))
-    return legs, quote
-
-
-def _operation(segment: str) -> str | None:
-    lowered = segment.lower()
-    if "cancel" in lowered:
-        return "cancel"
-    if re.search(r"\breturn|sending back", lowered):
-        return "return"
-    if "exchange" in lowered:
-        return "exchange"
-    if _ADDRESS.search(segment):
-        return "modify_address"
-    if len(_ITEM.findall(segment)) >= 2:
-        return "modify_items"
-    if _METHOD.search(segment):
-        return "modify_payment"
-    return None
-
-
-def _reason(segment: str, op: str) -> str:
-    lowered = segment.lower()
-    for phrase, reason in _REASONS:
-        if phrase in lowered:
-            return reason
-    return "no longer needed" if op in ("cancel", "return") else ""
+# The request is read by the scripted agent's own parser (`parse_instruction`): it sees only the
+# instruction, which the method sees too.
 
 
 def _method_kind(method_id: str, methods: Mapping[str, JSON]) -> str:
@@ -151,7 +89,7 @@ def _dicts(value: JSON) -> list[Mapping[str, JSON]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def leg_facts(leg: Leg, user: Mapping[str, JSON], order: Mapping[str, JSON],
+def leg_facts(leg: ParsedLeg, user: Mapping[str, JSON], order: Mapping[str, JSON],
               products: Mapping[str, Mapping[str, JSON]]) -> dict[str, frozenset[str]] | None:
     """attribute -> values, as the schema defines them; None when an item is not in the order (the
     world refuses that, not the policy)."""
@@ -188,13 +126,13 @@ def leg_facts(leg: Leg, user: Mapping[str, JSON], order: Mapping[str, JSON],
     if leg.op == "return":
         history = _dicts(order.get("payment_history"))
         first = str(history[0].get("payment_method_id", "")) if history else ""
-        target = ("gift_card" if _method_kind(leg.method_id, methods) == "gift_card"
-                  else "original_method" if leg.method_id == first else "other_method")
+        target = ("gift_card" if _method_kind(leg.payment_method_id, methods) == "gift_card"
+                  else "original_method" if leg.payment_method_id == first else "other_method")
         facts["refund_to"] = frozenset({target})
     if leg.op in ("exchange", "modify_items", "modify_payment"):
-        facts["pay_with"] = frozenset({_method_kind(leg.method_id, methods)})
+        facts["pay_with"] = frozenset({_method_kind(leg.payment_method_id, methods)})
     if leg.op == "modify_address":
-        facts["new_state"] = frozenset({leg.new_state})
+        facts["new_state"] = frozenset({leg.address.get("state", "")})
     return facts
 
 
@@ -520,20 +458,14 @@ class _Episode:
 
     @classmethod
     def read(cls, record: EpisodeRecord, calls: Sequence[Call]) -> _Episode | None:
-        parsed, quote = parse_legs(record.task.instruction)
-        if not parsed:
+        parsed = parse_instruction(record.task.instruction)
+        if parsed is None:
             return None
         user: Mapping[str, JSON] = {}
         orders: dict[str, Mapping[str, JSON]] = {}
         products: dict[str, Mapping[str, JSON]] = {}
-        write: Call | None = None
-        for call in calls:
-            if call.name in TOOL_OP:
-                write = write or call
-                continue
-            record_json = None if call.failed else json_object(call.observation)
-            if record_json is None:
-                continue
+        write, looked_up = lookups(calls, TOOL_OP)
+        for call, record_json in looked_up:
             if call.name == "get_user_details":
                 user = record_json
             elif call.name == "get_order_details":
@@ -543,7 +475,7 @@ class _Episode:
         if not user:
             return None
         legs: list[tuple[str, list[str]]] = []
-        for leg in parsed:
+        for leg in parsed.legs:
             order = orders.get(leg.order_id)
             facts = leg_facts(leg, user, order, products) if order else None
             if facts is None:
@@ -556,7 +488,7 @@ class _Episode:
             op = TOOL_OP[write.name]
             carried = next((i for i, (leg_op, _) in enumerate(legs) if leg_op == op), None)
             return cls(legs, carried=carried) if carried is not None else None
-        if quote:
+        if parsed.quote:
             answer = finish.get("answer")
             if isinstance(answer, bool) or not isinstance(answer, int | float):
                 return None

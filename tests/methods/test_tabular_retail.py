@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from methods.tabular.retail import Leg, RetailAdapter, leg_facts, parse_legs
+from methods.tabular.retail import RetailAdapter, leg_facts
+from simulators.domains.retail.parsing import ParsedLeg, parse_instruction
 from simulators.policy_block import render_policy_block
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord, Step
@@ -93,45 +94,50 @@ def view(position: int) -> TaskView:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def test_parse_legs_reads_operations_fallbacks_and_quotes() -> None:
-    legs, quote = parse_legs(
+def test_the_legs_come_from_the_scripted_agents_parser() -> None:
+    """The adapter reads requests with `parse_instruction`; the fields it relies on, per leg."""
+    parsed = parse_instruction(
         'Customer: Ana Lee (zip 90001) writes:\n"Please exchange the Phone (item 2000000001) for the black '
         'version (item 2000000002) from my delivered order #W1234567; settle the difference with my PayPal '
         'account (paypal_2222222). If you can\'t do that, I\'ll return the Phone (item 2000000001) instead, '
         'reason: wrong item, with the refund to my gift card (gift_card_3333333)."')
-    assert not quote
-    assert [leg.op for leg in legs] == ["exchange", "return"]
-    assert legs[0] == Leg("exchange", "#W1234567", ("2000000001", "2000000002"), "paypal_2222222", "", "")
-    assert legs[1].reason == "wrong item" and legs[1].method_id == "gift_card_3333333"
-    legs, quote = parse_legs('Customer: A B (zip 90001) writes:\n"How much would I get back if I returned the '
-                             'Lamp (item 1000000001) from order #W7654321 (defective) with the refund to my '
-                             'credit card (credit_card_1111111)? If it can\'t be returned, the answer is 0."')
-    assert quote and [leg.op for leg in legs] == ["return"]
-    legs, _ = parse_legs('Customer: A B (zip 90001) writes:\n"Please ship order #W7654321 to 12 Oak St, Apt 4, '
-                         'Austin, TX 73301 instead."')
-    assert legs[0].op == "modify_address" and legs[0].new_state == "TX"
-    assert parse_legs("Refund order #W1 please.") == ([], False)
+    assert parsed is not None and not parsed.quote
+    assert [leg.op for leg in parsed.legs] == ["exchange", "return"]
+    assert parsed.legs[0] == ParsedLeg("exchange", "#W1234567", ("2000000001", "2000000002"), "paypal_2222222", "",
+                                       {})
+    assert parsed.legs[1].reason == "wrong item" and parsed.legs[1].payment_method_id == "gift_card_3333333"
+    parsed = parse_instruction('Customer: A B (zip 90001) writes:\n"How much would I get back if I returned the '
+                               'Lamp (item 1000000001) from order #W7654321 (defective) with the refund to my '
+                               'credit card (credit_card_1111111)? If it can\'t be returned, the answer is 0."')
+    assert parsed is not None and parsed.quote and [leg.op for leg in parsed.legs] == ["return"]
+    parsed = parse_instruction('Customer: A B (zip 90001) writes:\n"Please ship order #W7654321 to 12 Oak St, '
+                               'Apt 4, Austin, TX 73301 instead."')
+    assert parsed is not None and parsed.legs[0].op == "modify_address"
+    the_order = order("#W7654321", "pending", [("paypal_2222222", 9.0)], [("1000000001", "p_lamp")])
+    facts = leg_facts(parsed.legs[0], user(), the_order, PRODUCTS)
+    assert facts is not None and facts["new_state"] == {"TX"} and facts["ship_state"] == {"CA"}
+    assert parse_instruction("Refund order #W1 please.") is None
 
 
 def test_leg_facts_follow_the_schema() -> None:
     split = order("#W1", "pending", [("credit_card_1111111", 5.0), ("gift_card_3333333", 5.0)],
                   [("1000000002", "p_lamp"), ("2000000001", "p_phone")], state="NY")
-    facts = leg_facts(Leg("cancel", "#W1", (), "", "ordered by mistake", ""), user("silver"), split, PRODUCTS)
+    facts = leg_facts(ParsedLeg("cancel", "#W1", (), "", "ordered by mistake", {}), user("silver"), split, PRODUCTS)
     expected = {"status": {"pending"}, "payment": {"split"}, "membership": {"silver"}, "ship_state": {"NY"},
                 "category": {"home", "electronics"}, "item_class": {"clearance", "regular"},
                 "reason": {"ordered by mistake"}}
     assert facts == {attribute: frozenset(values) for attribute, values in expected.items()}
     paid = order("#W2", "delivered", [("paypal_2222222", 9.0)], [("1000000001", "p_lamp")])
-    to_first = leg_facts(Leg("return", "#W2", ("1000000001",), "paypal_2222222", "defective", ""), user(), paid,
+    to_first = leg_facts(ParsedLeg("return", "#W2", ("1000000001",), "paypal_2222222", "defective", {}), user(), paid,
                          PRODUCTS)
-    to_other = leg_facts(Leg("return", "#W2", ("1000000001",), "credit_card_1111111", "defective", ""), user(),
+    to_other = leg_facts(ParsedLeg("return", "#W2", ("1000000001",), "credit_card_1111111", "defective", {}), user(),
                          paid, PRODUCTS)
-    to_gift = leg_facts(Leg("return", "#W2", ("1000000001",), "gift_card_3333333", "defective", ""), user(), paid,
+    to_gift = leg_facts(ParsedLeg("return", "#W2", ("1000000001",), "gift_card_3333333", "defective", {}), user(), paid,
                         PRODUCTS)
     assert to_first is not None and to_first["refund_to"] == {"original_method"}
     assert to_other is not None and to_other["refund_to"] == {"other_method"}
     assert to_gift is not None and to_gift["refund_to"] == {"gift_card"} and to_gift["category"] == {"home"}
-    missing = leg_facts(Leg("return", "#W2", ("9999999999",), "paypal_2222222", "defective", ""), user(), paid,
+    missing = leg_facts(ParsedLeg("return", "#W2", ("9999999999",), "paypal_2222222", "defective", {}), user(), paid,
                         PRODUCTS)
     assert missing is None  # the world refuses an item not in the order, not the policy
 
