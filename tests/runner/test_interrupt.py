@@ -16,8 +16,8 @@ def test_sigint_stops_cleanly_and_resume_completes(built_suite: Path, tmp_path: 
     cmd = [sys.executable, "-m", "runner.cli", "run", "--dataset", str(built_suite), "--scenarios",
            "retail_l2,banking_l3", "--methods", "blind,icl_full", "--journal", str(journal), "--display", "plain"]
     process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # wait until episodes are being journaled
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:  # wait until episodes are being journaled
         if journal.exists():
             try:
                 with sqlite3.connect(journal) as db:
@@ -26,17 +26,18 @@ def test_sigint_stops_cleanly_and_resume_completes(built_suite: Path, tmp_path: 
             except sqlite3.OperationalError:
                 pass
         time.sleep(0.05)
+    assert process.poll() is None, "the sweep ended before it could be interrupted"
     process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=120)
+    output, _ = process.communicate(timeout=300)
     assert process.returncode == 130, output
     with sqlite3.connect(journal) as db:
         run_id, status = db.execute("SELECT run_id, status FROM runs").fetchone()
         pending = db.execute("SELECT count(*) FROM units WHERE status = 'pending'").fetchone()[0]
-    assert status == "interrupted" and pending > 0
+    assert status == "interrupted" and pending > 0, output
     assert "Stopping: finishing in-flight episodes" in output
 
     resumed = subprocess.run([sys.executable, "-m", "runner.cli", "resume", run_id, "--journal", str(journal),
-                              "--display", "none"], capture_output=True, text=True, timeout=300)
+                              "--display", "none"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     with sqlite3.connect(journal) as db:
         status = db.execute("SELECT status FROM runs").fetchone()[0]
