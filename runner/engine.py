@@ -143,7 +143,7 @@ class Engine:
         except BudgetExhausted as exc:
             self.stop.request(str(exc), "budget_exhausted")
             return
-        batch = Batch()
+        batch = Batch(urgent=True)
         for task, result in zip(block, finished, strict=True):
             self._episode_rows(batch, stream, task, result)
         unsaved = self._unsaved.get(stream.stream_id, 0) + len(block)

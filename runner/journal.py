@@ -90,6 +90,8 @@ class Batch:
 
     statements: list[Statement] = field(default_factory=list)
     many: list[tuple[str, list[Sequence[Any]]]] = field(default_factory=list)
+    urgent: bool = False
+    """On the critical path (a serving block): committed ahead of the other batches waiting with it."""
 
     def add(self, sql: str, params: Sequence[Any] = ()) -> Batch:
         self.statements.append((sql, params))
@@ -159,7 +161,13 @@ class Journal:
                         group.append(receiver.receive_nowait())
                     except (anyio.WouldBlock, anyio.EndOfStream):
                         break
-                await self._commit_group(group)
+                # A serving block waits for its commit before the next block may start: commit up to the
+                # last urgent batch first, so it does not wait for the batches that arrived after it.
+                # Arrival order is kept (a call's row is never committed after the episode that made it).
+                cut = max((i + 1 for i, p in enumerate(group) if p.batch.urgent), default=0)
+                for part in (group[:cut], group[cut:]):
+                    if part:
+                        await self._commit_group(part)
 
     async def _commit_group(self, group: list[_Pending]) -> None:
         # Shielded: a cancelled run must not leave a transaction half-applied or a caller waiting.
