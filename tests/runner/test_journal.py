@@ -55,3 +55,13 @@ async def test_a_journal_of_another_schema_version_is_refused_by_readers_and_wri
     with pytest.raises(JournalError, match="journal schema version 0, this shiftbench reads"):
         async with open_journal(path, create=False):
             pass
+
+
+async def test_an_urgent_batch_never_commits_before_what_was_handed_over_earlier(tmp_path: Path) -> None:
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        for i in range(50):
+            await journal.enqueue(Batch().add("INSERT INTO meta (key, value) VALUES (?, 'call')", (f"c{i}",)))
+        await journal.commit(Batch(urgent=True).add("INSERT INTO meta (key, value) VALUES ('episode', 'e')"))
+        # When the urgent commit returns, every row handed over before it is durable too.
+        rows = await journal.fetchall("SELECT count(*) FROM meta WHERE value = 'call'")
+        assert rows[0][0] == 50
