@@ -11,14 +11,19 @@ import heapq
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import anyio
 
-__all__ = ["SERVING", "TEST", "PriorityLimiter"]
+__all__ = ["CALL_PRIORITY", "SERVING", "TEST", "PriorityLimiter"]
 
 SERVING = 0
 TEST = 1
+
+CALL_PRIORITY: ContextVar[int] = ContextVar("shiftbench_call_priority", default=TEST)
+"""The priority of the model call in progress in this task, set by the gate, so that limits further
+down (a provider's own rate limiter) keep the scheduler's order without every layer passing it on."""
 
 
 @dataclass(order=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from runner.limits import PriorityLimiter
+from runner.limits import CALL_PRIORITY, PriorityLimiter
 from runner.progress import RunProgress
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 
@@ -36,9 +36,11 @@ class GatedModel:
             call_id = next(_call_ids)
             progress.calls_in_flight += 1
             progress.call_started[call_id] = progress.clock()
+            priority = CALL_PRIORITY.set(self._priority)
             try:
                 response = await self._inner.respond(request)
             finally:
+                CALL_PRIORITY.reset(priority)
                 progress.calls_in_flight -= 1
                 del progress.call_started[call_id]
         progress.add_tokens(response.usage.input_tokens, response.usage.output_tokens)

@@ -24,6 +24,7 @@ from typing import Literal
 
 import anyio
 
+from runner.limits import CALL_PRIORITY
 from runner.providers.headers import LimitReading, read_limits
 
 __all__ = ["Aimd", "Bucket", "Decision", "LimitState", "Permit", "RateLimiter", "RateLimits"]
@@ -172,6 +173,8 @@ class RateLimiter:
         self._wall_clock = wall_clock
         self._state = LimitState(limits, clock())
         self._changed: anyio.Event | None = None  # made on first wait: clients may be built outside a loop
+        self._waiting: dict[int, int] = {}
+        """Waiting calls by priority (runner.limits.CALL_PRIORITY; lower is more urgent)."""
 
     @property
     def state(self) -> LimitState:
@@ -201,15 +204,29 @@ class RateLimiter:
             self._state.observe(readings, self._clock())
 
     async def _acquire(self, tokens: float) -> Permit:
-        while True:
-            decision = self._state.try_acquire(tokens, self._clock())
-            if decision.permit is not None:
-                return decision.permit
-            if self._changed is None:
-                self._changed = anyio.Event()
-            changed = self._changed
-            with anyio.move_on_after(decision.retry_in if decision.retry_in is not None else math.inf):
-                await changed.wait()
+        """A call waits while a more urgent one waits: when the provider's own limit is the tight one,
+        serving calls (the critical path) still go first."""
+        priority = CALL_PRIORITY.get()
+        self._waiting[priority] = self._waiting.get(priority, 0) + 1
+        try:
+            while True:
+                retry_in: float | None = None
+                if not self._more_urgent_waiting(priority):
+                    decision = self._state.try_acquire(tokens, self._clock())
+                    if decision.permit is not None:
+                        return decision.permit
+                    retry_in = decision.retry_in
+                if self._changed is None:
+                    self._changed = anyio.Event()
+                changed = self._changed
+                with anyio.move_on_after(retry_in if retry_in is not None else math.inf):
+                    await changed.wait()
+        finally:
+            self._waiting[priority] -= 1
+            self._wake()  # those it held back may go now
+
+    def _more_urgent_waiting(self, priority: int) -> bool:
+        return any(count for level, count in self._waiting.items() if level < priority)
 
     def _wake(self) -> None:
         # Waiters re-check on any release; one Event per generation avoids a lost wake-up.
