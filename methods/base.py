@@ -19,7 +19,7 @@ from simulators.model_api import ModelClient
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 
-__all__ = ["BulletinLookup", "Method", "MethodSetup", "MethodSpec"]
+__all__ = ["BulletinLookup", "Method", "MethodSetup", "MethodSpec", "NonLearning"]
 
 BulletinLookup = Callable[[int], str]
 """Stream position -> the active window's Oracle bulletin. Handed to the oracle method only."""
@@ -63,3 +63,16 @@ class MethodSpec:
     """False for methods whose state never changes: the runner then skips their serving stream,
     as the reference runner does, since its episodes could not change a single test result."""
     sees_bulletin: bool = False
+
+
+class NonLearning:
+    """The learning half of a method that never learns: nothing to learn, nothing to save."""
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        return None
+
+    def state(self) -> JSON:
+        return {}
+
+    def load(self, state: JSON) -> None:
+        return None

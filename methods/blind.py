@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from methods.base import MethodSetup, MethodSpec
-from simulators.protocol import JSON, TaskView
-from simulators.record import EpisodeRecord
+from methods.base import MethodSetup, MethodSpec, NonLearning
+from simulators.protocol import TaskView
 
 __all__ = ["BLIND", "BlindMethod"]
 
 
-class BlindMethod:
+class BlindMethod(NonLearning):
     def context(self, task: TaskView) -> str:
         return ""
-
-    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
-        return None
-
-    def state(self) -> JSON:
-        return {}
-
-    def load(self, state: JSON) -> None:
-        return None
 
 
 def _build(setup: MethodSetup) -> BlindMethod:

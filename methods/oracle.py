@@ -3,32 +3,20 @@ information, by design: the runner hands it the scenario's bulletins and nothing
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from methods.base import BulletinLookup, MethodSetup, MethodSpec
-from simulators.protocol import JSON, TaskView
-from simulators.record import EpisodeRecord
+from methods.base import BulletinLookup, MethodSetup, MethodSpec, NonLearning
+from simulators.protocol import TaskView
 
 __all__ = ["ORACLE", "OracleMethod"]
 
 HEADER = "## Current policy bulletin\nThe following is the policy in force right now. It overrides the documents."
 
 
-class OracleMethod:
+class OracleMethod(NonLearning):
     def __init__(self, bulletins: BulletinLookup) -> None:
         self._bulletins = bulletins
 
     def context(self, task: TaskView) -> str:
         return f"{HEADER}\n\n{self._bulletins(task.timestamp).strip()}"
-
-    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
-        return None
-
-    def state(self) -> JSON:
-        return {}
-
-    def load(self, state: JSON) -> None:
-        return None
 
 
 def _build(setup: MethodSetup) -> OracleMethod:

@@ -3,10 +3,12 @@
 Per stream (model, method, scenario):
 - serving tasks run block by block (block size 1 by default); a block's episodes run concurrently
   against the method state frozen before the block; then `learn`, then ONE transaction journals the
-  block's episodes and the method checkpoint. The next block starts only after that commit.
+  block's episodes (with the method checkpoint every CHECKPOINT_EVERY serving episodes and at window
+  ends). The next block starts only after that commit.
 - when a window's serving part has been learned from, its test set starts against a frozen copy of
   the method state and runs concurrently with the next window's serving.
-All streams run at once. Resume skips journaled units and restores the journaled method state.
+All streams run at once. Resume skips journaled units and restores the method: its last checkpoint,
+then `learn` replayed on the blocks journaled after it.
 """
 
 from __future__ import annotations

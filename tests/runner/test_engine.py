@@ -56,7 +56,7 @@ def stream_of(scenario: Scenario) -> Stream:
 async def test_block_size_one_never_starts_before_the_previous_episode_is_journaled(tmp_path: Path) -> None:
     scenario = toy_scenario(windows=3, serving_per_window=5, test_per_window=2)
     stream = stream_of(scenario)
-    seen_checkpoints: list[tuple[int, int]] = []
+    last_journaled: list[tuple[int, int]] = []
     journal_box: list[Journal] = []
 
     async def respond(request: ModelRequest) -> AssistantTurn:
@@ -69,7 +69,7 @@ async def test_block_size_one_never_starts_before_the_previous_episode_is_journa
             row = await journal_box[0].fetchone(
                 "SELECT max(u.position) FROM units u JOIN episodes e USING (run_id, unit_id) "
                 "WHERE u.phase = 'serving'", ())
-            seen_checkpoints.append((position, row[0] or 0))
+            last_journaled.append((position, row[0] or 0))
             assert int(context_of(request)["seen"]) == position - 1
         return await toy_decider(lambda r: context_of(r)["best"])(request)
 
@@ -79,8 +79,8 @@ async def test_block_size_one_never_starts_before_the_previous_episode_is_journa
         journal_box.append(journal)
         await create(journal, scenario, stream)
         await make_engine(journal, model, 1, instances, stream).run([stream])
-    assert len(seen_checkpoints) == 15
-    assert all(checkpoint == position - 1 for position, checkpoint in seen_checkpoints)
+    assert len(last_journaled) == 15
+    assert all(last == position - 1 for position, last in last_journaled)
 
 
 async def test_test_episodes_see_the_state_at_the_end_of_their_window(tmp_path: Path) -> None:

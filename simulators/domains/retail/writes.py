@@ -64,16 +64,24 @@ def return_delivered_order_items(state: EpisodeState, args: Mapping[str, JSON]) 
     return order
 
 
-def exchange_delivered_order_items(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
+def _paid_swap(state: EpisodeState, args: Mapping[str, JSON], op: str) -> tuple[dict[str, JSON], list[str],
+                                                                             list[str], str, float]:
+    """The checks and payment shared by exchanges and item modifications: the order (writable), the
+    items swapped, the paying method and the price difference it settled."""
     order_id, method = str(args["order_id"]), str(args["payment_method_id"])
     item_ids, new_item_ids = _id_list(args, "item_ids"), _id_list(args, "new_item_ids")
     current = state.owned_order(order_id)
-    _require_status(state, current, "exchange")
+    _require_status(state, current, op)
     difference = _swap_difference(state, current, item_ids, new_item_ids)
     _require_method(state, method)
     _require_cover(state, method, difference)
     order = state.order_for_write(order_id)
     _settle(state, order, method, difference)
+    return order, item_ids, new_item_ids, method, difference
+
+
+def exchange_delivered_order_items(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
+    order, item_ids, new_item_ids, method, difference = _paid_swap(state, args, "exchange")
     order.update(status="exchange requested", exchange_items=sorted(item_ids),
                  exchange_new_items=sorted(new_item_ids), exchange_payment_method_id=method,
                  exchange_price_difference=difference)
@@ -81,15 +89,7 @@ def exchange_delivered_order_items(state: EpisodeState, args: Mapping[str, JSON]
 
 
 def modify_pending_order_items(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
-    order_id, method = str(args["order_id"]), str(args["payment_method_id"])
-    item_ids, new_item_ids = _id_list(args, "item_ids"), _id_list(args, "new_item_ids")
-    current = state.owned_order(order_id)
-    _require_status(state, current, "modify")
-    difference = _swap_difference(state, current, item_ids, new_item_ids)
-    _require_method(state, method)
-    _require_cover(state, method, difference)
-    order = state.order_for_write(order_id)
-    _settle(state, order, method, difference)
+    order, item_ids, new_item_ids, _, _ = _paid_swap(state, args, "modify")
     for old, new in zip(item_ids, new_item_ids, strict=True):
         _swap_item(state, order, old, new)
     return order
