@@ -1,0 +1,186 @@
+"""Bootstrap intervals that resample task families within each setting.
+
+Tasks of one family (the evaluator's `family`: one decision rule, one recipe, one buyer profile) are
+not independent draws: they succeed or fail together when a method learns or misses that rule. So a
+resample draws a setting's families with replacement, each bringing all its test tasks, and recomputes
+every figure from them: a setting's H and F, its per-window H and F, and Avg H / Avg F (the mean over
+settings, each setting resampled on its own). The percentile interval of those draws is the figure's
+95% interval.
+
+A resample is a weight matrix: how many times each family is drawn, per draw. It depends only on the
+setting's name, its sorted family list, the seed and the number of draws, so two streams over the
+same tasks get the very same resamples, and a paired difference (`paired_draws`) is exactly the
+difference of the two sides' draws.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["DRAWS", "LEVEL", "SEED", "BootstrapSpec", "Cell", "Interval", "SettingSample", "StreamDraws",
+           "TaskValue", "interval", "paired_values", "stream_draws"]
+
+DRAWS = 2000
+SEED = 20240611
+LEVEL = 0.95
+SPECIFIED_DOMAINS = ("retail", "banking")
+
+Cell = tuple[str, int | None]
+"""(category, window): a setting's score is cell (category, None); a window's is (category, window)."""
+
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class BootstrapSpec:
+    """How intervals are drawn; reports record it so anyone can reproduce them."""
+
+    draws: int = DRAWS
+    seed: int = SEED
+    level: float = LEVEL
+    unit: str = "family within setting"
+
+
+@dataclass(frozen=True)
+class Interval:
+    lo: float
+    hi: float
+
+    def as_list(self) -> list[float]:
+        return [self.lo, self.hi]
+
+    def excludes(self, value: float) -> bool:
+        return value < self.lo or value > self.hi
+
+
+@dataclass(frozen=True)
+class TaskValue:
+    """One test task of one setting: its score (reward x 100, or a paired difference of scores)."""
+
+    setting: str
+    task_id: str
+    family: str
+    category: str
+    window: int
+    value: float
+
+
+class SettingSample:
+    """One setting's tasks folded into families: per family and cell, the sum and count of values."""
+
+    def __init__(self, name: str, tasks: Sequence[TaskValue]) -> None:
+        self.name = name
+        # A task without a family is its own family: nothing is known to tie it to others.
+        self.families = sorted({t.family or f"task:{t.task_id}" for t in tasks})
+        self.cells: list[Cell] = sorted({c for t in tasks for c in _cells(t)}, key=_cell_order)
+        family_index = {family: i for i, family in enumerate(self.families)}
+        cell_index = {cell: i for i, cell in enumerate(self.cells)}
+        self.sums = np.zeros((len(self.families), len(self.cells)))
+        self.counts = np.zeros((len(self.families), len(self.cells)))
+        for task in tasks:
+            row = family_index[task.family or f"task:{task.task_id}"]
+            for cell in _cells(task):
+                self.sums[row, cell_index[cell]] += task.value
+                self.counts[row, cell_index[cell]] += 1
+
+    def weights(self, spec: BootstrapSpec) -> Matrix:
+        """draws x families: how often each family is drawn in each resample."""
+        rng = np.random.default_rng([spec.seed, zlib.crc32(self.name.encode())])
+        n = len(self.families)
+        picks = rng.integers(0, n, size=(spec.draws, n))
+        # Count each family's picks per draw in one bincount over (draw, family) cells.
+        cells = (picks + n * np.arange(spec.draws)[:, None]).ravel()
+        return np.bincount(cells, minlength=spec.draws * n).reshape(spec.draws, n).astype(np.float64)
+
+    def draws(self, spec: BootstrapSpec) -> Matrix:
+        """draws x cells: each cell's mean in each resample (NaN when a resample holds no such task)."""
+        weights = self.weights(spec)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (weights @ self.sums) / (weights @ self.counts)
+
+    def point(self) -> Matrix:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means: Matrix = self.sums.sum(axis=0) / self.counts.sum(axis=0)
+        return means
+
+
+def _cells(task: TaskValue) -> tuple[Cell, Cell]:
+    return (task.category, None), (task.category, task.window)
+
+
+def _cell_order(cell: Cell) -> tuple[str, int]:
+    return cell[0], -1 if cell[1] is None else cell[1]
+
+
+@dataclass(frozen=True)
+class StreamDraws:
+    """The resampled figures of one stream (or of one paired difference): per setting and cell, and
+    the averages over settings. Each array holds one value per draw."""
+
+    spec: BootstrapSpec
+    settings: Mapping[str, Mapping[Cell, Matrix]]
+    avg_h: Matrix | None
+    avg_f: Matrix | None
+
+    def setting_interval(self, setting: str, cell: Cell) -> Interval | None:
+        values = self.settings.get(setting, {}).get(cell)
+        return None if values is None else interval(values, self.spec.level)
+
+    def avg_h_interval(self) -> Interval | None:
+        return None if self.avg_h is None else interval(self.avg_h, self.spec.level)
+
+    def avg_f_interval(self) -> Interval | None:
+        return None if self.avg_f is None else interval(self.avg_f, self.spec.level)
+
+
+def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = BootstrapSpec()) -> StreamDraws:
+    """Resample every setting of a stream on its own and average the settings per draw, as Avg H and
+    Avg F weigh every setting once."""
+    by_setting: dict[str, list[TaskValue]] = {}
+    for task in tasks:
+        by_setting.setdefault(task.setting, []).append(task)
+    settings: dict[str, dict[Cell, Matrix]] = {}
+    for name, setting_tasks in by_setting.items():
+        sample = SettingSample(name, setting_tasks)
+        draws = sample.draws(spec)
+        settings[name] = {cell: draws[:, i] for i, cell in enumerate(sample.cells)}
+    hidden = [cells[("hidden", None)] for cells in settings.values() if ("hidden", None) in cells]
+    specified = [cells[("fully_specified", None)] for name, cells in settings.items()
+                 if ("fully_specified", None) in cells and name.split("_")[0] in SPECIFIED_DOMAINS]
+    return StreamDraws(spec=spec, settings=settings, avg_h=_average(hidden), avg_f=_average(specified))
+
+
+def _average(columns: list[Matrix]) -> Matrix | None:
+    """Per draw, the mean over settings that have a value in that draw."""
+    if not columns:
+        return None
+    stacked = np.vstack(columns)
+    present = ~np.isnan(stacked)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total: Matrix = np.where(present, stacked, 0.0).sum(axis=0) / present.sum(axis=0)
+    return total
+
+
+def interval(values: Matrix, level: float = LEVEL) -> Interval | None:
+    """The percentile interval of the draws (NaN draws, which lack the figure, left out)."""
+    kept = values[~np.isnan(values)]
+    if kept.size == 0:
+        return None
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(kept, [tail, 100 - tail])
+    return Interval(float(lo), float(hi))
+
+
+def paired_values(a: Sequence[TaskValue], b: Sequence[TaskValue]) -> list[TaskValue]:
+    """Per task, a's value minus b's: the input of a paired bootstrap. Both sides must hold the same
+    (setting, task) set; the caller refuses anything else before getting here."""
+    other = {(t.setting, t.task_id): t.value for t in b}
+    if len(other) != len(a) or any((t.setting, t.task_id) not in other for t in a):
+        raise ValueError("a paired comparison needs the same tasks on both sides")
+    return [TaskValue(t.setting, t.task_id, t.family, t.category, t.window, t.value - other[(t.setting, t.task_id)])
+            for t in a]

@@ -1,0 +1,109 @@
+"""Small exact statistics: the sign test, the relative reduction r, pass^k, Clopper-Pearson, the median.
+
+Pure functions over plain numbers. Exact where exactness is cheap: the sign test sums binomial terms
+with integer arithmetic, and Clopper-Pearson inverts the exact binomial tail by bisection, so no
+statistics library is needed and a hand computation gives the same digits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+
+__all__ = ["SOLVED", "clopper_pearson", "median", "pass_hat_k", "relative_reduction", "sign_test_p",
+           "win_tie_loss"]
+
+SOLVED = 1.0
+"""A try counts as solved for pass^k when its reward reaches this (binary domains: 1; pitch: full marks)."""
+
+
+def win_tie_loss(pairs: Sequence[tuple[float, float]], tolerance: float = 1e-9) -> tuple[int, int, int]:
+    """(wins, ties, losses) of the first value of each pair over the second."""
+    wins = sum(1 for a, b in pairs if a - b > tolerance)
+    losses = sum(1 for a, b in pairs if b - a > tolerance)
+    return wins, len(pairs) - wins - losses, losses
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """Exact one-sided sign test, ties already dropped: P(X >= wins) for X ~ Binomial(wins + losses, 1/2).
+
+    9 wins, 2 losses: (C(11,9) + C(11,10) + C(11,11)) / 2^11 = 67 / 2048 = 0.0327. No pairs: 1.0.
+    """
+    if wins < 0 or losses < 0:
+        raise ValueError("wins and losses are counts")
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(wins, n + 1))
+    return float(Fraction(tail, 2**n))
+
+
+def relative_reduction(base: float, treat: float) -> float:
+    """r = (base - treat) / max(1, base): how much of the base the treatment removes. Meant for counts
+    (tokens, turns, micro-dollars): max(1, .) keeps a near-zero base from blowing r up."""
+    return (base - treat) / max(1.0, base)
+
+
+def pass_hat_k(tries: Mapping[str, Sequence[float]], k: int) -> float | None:
+    """pass^k: the share of tasks solved in all of their first k tries. Tasks with fewer than k tries
+    are left out (not yet run); None when no task has k."""
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    eligible = [rewards[:k] for rewards in tries.values() if len(rewards) >= k]
+    if not eligible:
+        return None
+    solved = sum(1 for rewards in eligible if all(reward >= SOLVED for reward in rewards))
+    return solved / len(eligible)
+
+
+def median(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a binomial proportion. 0 of n gives a lower bound of 0,
+    n of n an upper bound of 1; no trials gives (0, 1): nothing is known."""
+    if not 0 <= successes <= trials:
+        raise ValueError("successes must be between 0 and trials")
+    if trials == 0:
+        return 0.0, 1.0
+    alpha = (1 - level) / 2
+    lower = 0.0 if successes == 0 else _solve(lambda p: _upper_tail(successes, trials, p) - alpha)
+    upper = 1.0 if successes == trials else _solve(lambda p: alpha - _lower_tail(successes, trials, p))
+    return lower, upper
+
+
+def _log_pmf(k: int, n: int, p: float) -> float:
+    return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+            + k * math.log(p) + (n - k) * math.log1p(-p))
+
+
+def _lower_tail(x: int, n: int, p: float) -> float:
+    """P(X <= x)."""
+    return min(1.0, sum(math.exp(_log_pmf(k, n, p)) for k in range(0, x + 1)))
+
+
+def _upper_tail(x: int, n: int, p: float) -> float:
+    """P(X >= x)."""
+    return min(1.0, sum(math.exp(_log_pmf(k, n, p)) for k in range(x, n + 1)))
+
+
+def _solve(increasing: Callable[[float], float]) -> float:
+    """The root in (0, 1) of a function that rises with p, by bisection to 1e-12."""
+    low, high = 1e-15, 1 - 1e-15
+    for _ in range(200):
+        middle = (low + high) / 2
+        if increasing(middle) < 0:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12:
+            break
+    return (low + high) / 2
