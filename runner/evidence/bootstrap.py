@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DRAWS", "LEVEL", "SEED", "BootstrapSpec", "Cell", "Interval", "SettingSample", "StreamDraws",
-           "TaskValue", "interval", "paired_values", "stream_draws"]
+__all__ = ["DEFAULT_SPEC", "DRAWS", "LEVEL", "SEED", "BootstrapSpec", "Cell", "Interval", "SettingSample",
+           "StreamDraws", "TaskValue", "interval", "paired_values", "stream_draws"]
 
 DRAWS = 2000
 SEED = 20240611
@@ -44,6 +44,9 @@ class BootstrapSpec:
     seed: int = SEED
     level: float = LEVEL
     unit: str = "family within setting"
+
+
+DEFAULT_SPEC = BootstrapSpec()
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,7 @@ class StreamDraws:
         return None if self.avg_f is None else interval(self.avg_f, self.spec.level)
 
 
-def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = BootstrapSpec()) -> StreamDraws:
+def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC) -> StreamDraws:
     """Resample every setting of a stream on its own and average the settings per draw, as Avg H and
     Avg F weigh every setting once."""
     by_setting: dict[str, list[TaskValue]] = {}

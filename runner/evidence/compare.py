@@ -1,0 +1,191 @@
+"""Paired comparison of two streams over identical test tasks: does A beat B, by how much, how surely.
+
+Per setting (H and F) and for Avg H / Avg F: the difference A - B with its paired bootstrap interval
+(both sides resampled by the very same family draws, see `bootstrap`), win / tie / loss counts over
+tasks and the exact one-sided sign test of "A wins more often" (ties dropped). Per task: the mean
+cost, tokens and turns of each side, their difference and the relative reduction r of A against the
+base B (cost counted in micro-USD so r's max(1, base) guard means the same for every measure).
+
+Two streams are comparable only over the same dataset and the same finished test tasks; anything else
+is refused with one line, so a difference never mixes different questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
+from runner.evidence.outcomes import Outcome, StreamRef, TaskKey, by_task, task_values
+from runner.evidence.stats import median, relative_reduction, sign_test_p, win_tie_loss
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["Comparison", "MeasureDiff", "PairedFigure", "compare_streams", "render_comparison_json",
+           "render_comparison_text"]
+
+SPECIFIED_DOMAINS = ("retail", "banking")
+MICRO = 1_000_000
+
+
+@dataclass(frozen=True)
+class PairedFigure:
+    diff: float
+    ci: Interval | None
+    wins: int
+    ties: int
+    losses: int
+    sign_test_p: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"diff": self.diff, "ci": None if self.ci is None else self.ci.as_list(), "wins": self.wins,
+                "ties": self.ties, "losses": self.losses, "sign_test_p": self.sign_test_p}
+
+
+@dataclass(frozen=True)
+class MeasureDiff:
+    """A per-task measure (less is better): each side's mean, A - B, r of the means and median r."""
+
+    a: float
+    b: float
+    diff: float
+    r: float
+    median_r: float | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: StreamRef
+    b: StreamRef
+    pairs: int
+    avg_h: PairedFigure | None
+    avg_f: PairedFigure | None
+    settings: Mapping[str, Mapping[str, PairedFigure]]
+    """scenario -> {"h": ..., "f": ...} (f only where the setting has fully specified tasks)."""
+    per_task: Mapping[str, MeasureDiff]
+    spec: BootstrapSpec
+
+
+def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b_outcomes: Sequence[Outcome],
+                    spec: BootstrapSpec = DEFAULT_SPEC) -> Comparison:
+    a_tasks, b_tasks = by_task(a_outcomes), by_task(b_outcomes)
+    _check_same_tasks(a, a_tasks, b, b_tasks)
+    a_values, b_values = task_values(a_outcomes), task_values(b_outcomes)
+    draws = stream_draws(paired_values(a_values, b_values), spec)
+    pairs = {(t.setting, t.task_id): t.value for t in a_values}
+    against = {(t.setting, t.task_id): t.value for t in b_values}
+    categories = {(t.setting, t.task_id): t.category for t in a_values}
+
+    def figure(keys: list[TaskKey], diff: float | None, ci: Interval | None) -> PairedFigure | None:
+        if diff is None or not keys:
+            return None
+        wins, ties, losses = win_tie_loss([(pairs[k], against[k]) for k in keys])
+        return PairedFigure(diff, ci, wins, ties, losses, sign_test_p(wins, losses))
+
+    settings: dict[str, dict[str, PairedFigure]] = {}
+    for scenario in sorted({k[0] for k in pairs}):
+        for label, category in (("h", "hidden"), ("f", "fully_specified")):
+            keys = [k for k in pairs if k[0] == scenario and categories[k] == category]
+            found = figure(keys, _mean_difference(pairs, against, keys),
+                           draws.setting_interval(scenario, (category, None)))
+            if found is not None:
+                settings.setdefault(scenario, {})[label] = found
+    hidden = [k for k in pairs if categories[k] == "hidden"]
+    specified = [k for k in pairs if categories[k] == "fully_specified" and k[0].split("_")[0] in SPECIFIED_DOMAINS]
+    avg_h = figure(hidden, _mean_of(settings, "h"), draws.avg_h_interval())
+    avg_f = figure(specified, _mean_of({s: v for s, v in settings.items() if s.split("_")[0] in SPECIFIED_DOMAINS},
+                                       "f"), draws.avg_f_interval())
+    return Comparison(a=a, b=b, pairs=len(pairs), avg_h=avg_h, avg_f=avg_f, settings=settings,
+                      per_task=_measures(a_tasks, b_tasks), spec=spec)
+
+
+def _mean_difference(a: Mapping[TaskKey, float], b: Mapping[TaskKey, float], keys: list[TaskKey]) -> float | None:
+    if not keys:
+        return None
+    return sum(a[k] - b[k] for k in keys) / len(keys)
+
+
+def _mean_of(settings: Mapping[str, Mapping[str, PairedFigure]], label: str) -> float | None:
+    diffs = [figures[label].diff for figures in settings.values() if label in figures]
+    return sum(diffs) / len(diffs) if diffs else None
+
+
+def _check_same_tasks(a: StreamRef, a_tasks: Mapping[TaskKey, list[Outcome]], b: StreamRef,
+                      b_tasks: Mapping[TaskKey, list[Outcome]]) -> None:
+    if a_tasks.keys() == b_tasks.keys():
+        if not a_tasks:
+            raise ShiftbenchInputError(f"{a} and {b} have no finished test tasks to compare")
+        return
+    only_a, only_b = sorted(a_tasks.keys() - b_tasks.keys()), sorted(b_tasks.keys() - a_tasks.keys())
+    example = (only_a or only_b)[0]
+    raise ShiftbenchInputError(
+        f"{a} and {b} did not finish the same test tasks ({len(a_tasks)} vs {len(b_tasks)}; {len(only_a)} only "
+        f"in A, {len(only_b)} only in B, e.g. {example[0]}/{example[1]}); compare runs of the same tasks "
+        "(resume the partial one first)")
+
+
+def _measures(a_tasks: Mapping[TaskKey, list[Outcome]], b_tasks: Mapping[TaskKey, list[Outcome]],
+              ) -> dict[str, MeasureDiff]:
+    measures: dict[str, Callable[[Outcome], float]] = {
+        "cost_usd": lambda o: o.cost_usd * MICRO, "tokens": lambda o: float(o.tokens),
+        "turns": lambda o: float(o.turns)}
+    result = {}
+    for name, read in measures.items():
+        a_means = {k: sum(read(o) for o in tries) / len(tries) for k, tries in a_tasks.items()}
+        b_means = {k: sum(read(o) for o in tries) / len(tries) for k, tries in b_tasks.items()}
+        a_mean, b_mean = sum(a_means.values()) / len(a_means), sum(b_means.values()) / len(b_means)
+        scale = MICRO if name == "cost_usd" else 1
+        result[name] = MeasureDiff(
+            a=a_mean / scale, b=b_mean / scale, diff=(a_mean - b_mean) / scale,
+            r=relative_reduction(b_mean, a_mean),
+            median_r=median([relative_reduction(b_means[k], a_means[k]) for k in a_means]))
+    return result
+
+
+# ---------------------------------------------------------------------------- rendering
+
+def render_comparison_json(comparison: Comparison) -> str:
+    payload = {
+        "a": str(comparison.a), "b": str(comparison.b), "pairs": comparison.pairs,
+        "avg_h": _figure_json(comparison.avg_h), "avg_f": _figure_json(comparison.avg_f),
+        "settings": {name: {**figures["h"].as_json(), **({"f": figures["f"].as_json()} if "f" in figures else {})}
+                     if "h" in figures else {"f": figures["f"].as_json()}
+                     for name, figures in comparison.settings.items()},
+        "per_task": {name: vars(m) for name, m in comparison.per_task.items()},
+        "bootstrap": vars(comparison.spec),
+    }
+    return orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
+
+
+def _figure_json(figure: PairedFigure | None) -> dict[str, Any] | None:
+    return None if figure is None else figure.as_json()
+
+
+def render_comparison_text(comparison: Comparison) -> str:
+    spec = comparison.spec
+    lines = [f"A {comparison.a}  vs  B {comparison.b}: {comparison.pairs} paired test tasks",
+             f"differences A - B in score points; {spec.level:.0%} paired bootstrap intervals ({spec.draws} draws, "
+             f"seed {spec.seed}, {spec.unit}); sign test one-sided (A better), ties dropped", ""]
+    rows = [("Avg H", comparison.avg_h), ("Avg F", comparison.avg_f)]
+    rows += [(f"{name} {label.upper()}", figure) for name, figures in comparison.settings.items()
+             for label, figure in figures.items()]
+    lines.append(f"{'':<14} {'diff':>7} {'interval':>17} {'win':>5} {'tie':>5} {'loss':>5} {'sign p':>9}")
+    for label, figure in rows:
+        if figure is None:
+            continue
+        ci = "-" if figure.ci is None else f"[{figure.ci.lo:.1f}, {figure.ci.hi:.1f}]"
+        lines.append(f"{label:<14} {figure.diff:>+7.1f} {ci:>17} {figure.wins:>5} {figure.ties:>5} "
+                     f"{figure.losses:>5} {_p(figure.sign_test_p):>9}")
+    lines += ["", f"{'per task':<14} {'A':>12} {'B':>12} {'A - B':>12} {'r':>7} {'median r':>9}"]
+    for name, m in comparison.per_task.items():
+        digits = 6 if name == "cost_usd" else 1
+        median_r = "-" if m.median_r is None else f"{m.median_r:.3f}"
+        lines.append(f"{name:<14} {m.a:>12.{digits}f} {m.b:>12.{digits}f} {m.diff:>+12.{digits}f} {m.r:>7.3f} "
+                     f"{median_r:>9}")
+    return "\n".join(lines)
+
+
+def _p(value: float) -> str:
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"

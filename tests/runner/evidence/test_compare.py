@@ -1,0 +1,74 @@
+"""Paired comparison on synthetic outcomes with known answers."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from runner.evidence.compare import compare_streams, render_comparison_json, render_comparison_text
+from runner.evidence.outcomes import Outcome, StreamRef
+from runner.evidence.slices import slices
+from simulators.errors import ShiftbenchInputError
+
+A = StreamRef("r1", "scripted", "tabular")
+B = StreamRef("r1", "scripted", "blind")
+
+
+def outcome(method: str, scenario: str, task: int, category: str, reward: float, turns: int = 4,
+            cost: float = 0.0, repeat: int = 0) -> Outcome:
+    return Outcome(model="scripted", method=method, scenario=scenario, task_id=f"t{task}", family=f"f{task % 4}",
+                   category=category, window=task % 2, repeat=repeat, reward=reward, turns=turns, tool_calls=turns - 1,
+                   input_tokens=100 * turns, output_tokens=10 * turns, cost_usd=cost, latency_s=0.1)
+
+
+def test_known_wins_ties_losses_and_differences() -> None:
+    # retail_l1 hidden: A wins 9, loses 2, ties 3 (14 tasks); fully specified: all tied.
+    results = [(1.0, 0.0)] * 9 + [(0.0, 1.0)] * 2 + [(1.0, 1.0)] * 3
+    a = [outcome("tabular", "retail_l1", i, "hidden", ra, turns=3) for i, (ra, _) in enumerate(results)]
+    b = [outcome("blind", "retail_l1", i, "hidden", rb, turns=6) for i, (_, rb) in enumerate(results)]
+    a += [outcome("tabular", "retail_l1", 100 + i, "fully_specified", 1.0) for i in range(4)]
+    b += [outcome("blind", "retail_l1", 100 + i, "fully_specified", 1.0) for i in range(4)]
+    comparison = compare_streams(A, a, B, b)
+    h = comparison.settings["retail_l1"]["h"]
+    assert (h.wins, h.ties, h.losses) == (9, 3, 2)
+    assert h.diff == pytest.approx(100 * 7 / 14)
+    assert round(h.sign_test_p, 4) == 0.0327
+    assert comparison.avg_h == h  # one setting: the average is that setting
+    assert comparison.avg_f is not None and comparison.avg_f.diff == 0.0 and comparison.avg_f.ci is not None
+    assert comparison.avg_f.ci.as_list() == [0.0, 0.0]
+    turns = comparison.per_task["turns"]
+    # hidden tasks: 3 vs 6 turns; specified: 4 vs 4 -> means (14*3 + 16) / 18 vs (14*6 + 16) / 18.
+    assert turns.a == pytest.approx(58 / 18) and turns.b == pytest.approx(100 / 18)
+    assert turns.r == pytest.approx((100 / 18 - 58 / 18) / (100 / 18))
+    payload = orjson.loads(render_comparison_json(comparison))
+    assert payload["a"] == "r1:scripted/tabular" and payload["avg_h"]["wins"] == 9
+    assert set(payload["avg_h"]) >= {"diff", "ci", "wins", "ties", "losses", "sign_test_p"}
+    assert payload["settings"]["retail_l1"]["f"]["diff"] == 0.0
+    assert "Avg H" in render_comparison_text(comparison)
+
+
+def test_repeats_are_averaged_per_task_before_pairing() -> None:
+    a = [outcome("tabular", "pitch_l1", 1, "hidden", r, repeat=k) for k, r in enumerate([1.0, 0.0, 1.0, 1.0])]
+    b = [outcome("blind", "pitch_l1", 1, "hidden", 0.5, repeat=k) for k in range(2)]
+    comparison = compare_streams(A, a, B, b)
+    assert comparison.pairs == 1 and comparison.avg_h is not None
+    assert comparison.avg_h.diff == pytest.approx(25.0)
+
+
+def test_different_task_sets_are_refused_in_one_line() -> None:
+    a = [outcome("tabular", "retail_l1", i, "hidden", 1.0) for i in range(3)]
+    b = [outcome("blind", "retail_l1", i, "hidden", 1.0) for i in range(2)]
+    with pytest.raises(ShiftbenchInputError, match="did not finish the same test tasks") as caught:
+        compare_streams(A, a, B, b)
+    assert "\n" not in str(caught.value) and "retail_l1/t2" in str(caught.value)
+
+
+def test_slices_count_and_score_by_bucket() -> None:
+    rows = slices([outcome("blind", "retail_l1", 1, "hidden", 1.0, turns=2),
+                   outcome("blind", "retail_l1", 2, "hidden", 0.0, turns=7),
+                   outcome("blind", "retail_l1", 3, "fully_specified", 1.0, turns=30)])
+    assert [(r.bucket, r.n, r.score) for r in rows["turns"]] == [("0-2", 1, 100.0), ("6-10", 1, 0.0),
+                                                                ("21+", 1, 100.0)]
+    assert [(r.bucket, r.n, r.score) for r in rows["category"]] == [("fully_specified", 1, 100.0),
+                                                                   ("hidden", 2, 50.0)]
+    assert [r.bucket for r in rows["tool_calls"]] == ["0-2", "6-10", "21+"]
