@@ -129,6 +129,22 @@ class StreamDraws:
     settings: Mapping[str, Mapping[Cell, Matrix]]
     avg_h: Matrix | None
     avg_f: Matrix | None
+    points: Mapping[str, Mapping[Cell, float]]
+    """The figures on the data as it is (what the report prints), per setting and cell."""
+    cases: Mapping[str, Mapping[Cell, int]]
+    """Tasks behind each figure."""
+
+    def point(self, setting: str, cell: Cell) -> float | None:
+        return self.points.get(setting, {}).get(cell)
+
+    def avg_point(self, category: str) -> float | None:
+        values = [cells[(category, None)] for name, cells in self.points.items() if (category, None) in cells
+                  and (category == "hidden" or name.split("_")[0] in SPECIFIED_DOMAINS)]
+        return sum(values) / len(values) if values else None
+
+    def avg_cases(self, category: str) -> int:
+        return sum(cells.get((category, None), 0) for name, cells in self.cases.items()
+                   if category == "hidden" or name.split("_")[0] in SPECIFIED_DOMAINS)
 
     def setting_interval(self, setting: str, cell: Cell) -> Interval | None:
         values = self.settings.get(setting, {}).get(cell)
@@ -148,14 +164,19 @@ def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC)
     for task in tasks:
         by_setting.setdefault(task.setting, []).append(task)
     settings: dict[str, dict[Cell, Matrix]] = {}
+    points: dict[str, dict[Cell, float]] = {}
+    cases: dict[str, dict[Cell, int]] = {}
     for name, setting_tasks in by_setting.items():
         sample = SettingSample(name, setting_tasks)
-        draws = sample.draws(spec)
+        draws, point, counts = sample.draws(spec), sample.point(), sample.counts.sum(axis=0)
         settings[name] = {cell: draws[:, i] for i, cell in enumerate(sample.cells)}
+        points[name] = {cell: float(point[i]) for i, cell in enumerate(sample.cells)}
+        cases[name] = {cell: int(counts[i]) for i, cell in enumerate(sample.cells)}
     hidden = [cells[("hidden", None)] for cells in settings.values() if ("hidden", None) in cells]
     specified = [cells[("fully_specified", None)] for name, cells in settings.items()
                  if ("fully_specified", None) in cells and name.split("_")[0] in SPECIFIED_DOMAINS]
-    return StreamDraws(spec=spec, settings=settings, avg_h=_average(hidden), avg_f=_average(specified))
+    return StreamDraws(spec=spec, settings=settings, avg_h=_average(hidden), avg_f=_average(specified),
+                       points=points, cases=cases)
 
 
 def _average(columns: list[Matrix]) -> Matrix | None:

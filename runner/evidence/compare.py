@@ -12,14 +12,14 @@ is refused with one line, so a difference never mixes different questions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
-from runner.evidence.outcomes import Outcome, StreamRef, TaskKey, by_task, task_values
+from runner.evidence.outcomes import MEASURES, MICRO, Outcome, StreamRef, TaskKey, by_task, task_values
 from runner.evidence.stats import median, relative_reduction, sign_test_p, win_tie_loss
 from simulators.errors import ShiftbenchInputError
 
@@ -27,7 +27,6 @@ __all__ = ["Comparison", "MeasureDiff", "PairedFigure", "compare_streams", "rend
            "render_comparison_text"]
 
 SPECIFIED_DOMAINS = ("retail", "banking")
-MICRO = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -128,11 +127,9 @@ def _check_same_tasks(a: StreamRef, a_tasks: Mapping[TaskKey, list[Outcome]], b:
 
 def _measures(a_tasks: Mapping[TaskKey, list[Outcome]], b_tasks: Mapping[TaskKey, list[Outcome]],
               ) -> dict[str, MeasureDiff]:
-    measures: dict[str, Callable[[Outcome], float]] = {
-        "cost_usd": lambda o: o.cost_usd * MICRO, "tokens": lambda o: float(o.tokens),
-        "turns": lambda o: float(o.turns)}
     result = {}
-    for name, read in measures.items():
+    for measure, read in MEASURES.items():
+        name = "cost_usd" if measure == "cost" else measure
         a_means = {k: sum(read(o) for o in tries) / len(tries) for k, tries in a_tasks.items()}
         b_means = {k: sum(read(o) for o in tries) / len(tries) for k, tries in b_tasks.items()}
         a_mean, b_mean = sum(a_means.values()) / len(a_means), sum(b_means.values()) / len(b_means)

@@ -1,0 +1,153 @@
+"""`shiftbench gate`: a run's figures, with their intervals, against a rules file.
+
+Metrics a rule may name (of its `stream`, `model/method` of the gated run):
+- `avg_h`, `avg_f`, `setting.<scenario>.h`, `setting.<scenario>.f`: scores with family bootstrap intervals;
+- `diff.avg_h`, `diff.avg_f`, `diff.<scenario>.h|f`: the paired difference stream - `base`;
+- `cost_per_task` (USD, all purposes, per finished episode) and `latency_p95` (seconds): measured, so
+  judged on their value.
+The pilot rule's r is taken per paired test task over `measure` (less is better) of `base` against
+`treat`; the projected cost is the run's spend per finished episode times the full sweep's tasks, with
+the pilot margin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, Cell, StreamDraws, paired_values, stream_draws
+from runner.evidence.gates import (
+    EXIT_CODES,
+    GateFile,
+    MetricValue,
+    PilotDecision,
+    Rule,
+    RuleResult,
+    Verdict,
+    decide_pilot,
+    evaluate_rule,
+    overall_verdict,
+)
+from runner.evidence.outcomes import MEASURES, Outcome, RunEvidence, by_task, task_values
+from runner.evidence.stats import relative_reduction
+from runner.report import StreamReport
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["GateOutcome", "gate_run", "render_gate_json", "render_gate_text"]
+
+_CATEGORY = {"h": "hidden", "f": "fully_specified"}
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    run_id: str
+    results: tuple[RuleResult, ...]
+    pilot: PilotDecision | None
+    verdict: Verdict
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+
+def gate_run(evidence: RunEvidence, streams: Mapping[str, StreamReport], rules: GateFile,
+             projected_usd: float, spec: BootstrapSpec = DEFAULT_SPEC) -> GateOutcome:
+    """`streams`: the run's report streams by `model/method` (cost and latency come from there)."""
+    results = tuple(evaluate_rule(rule, _metric(rule, evidence, streams, spec)) for rule in rules.rules)
+    pilot = None
+    if rules.pilot is not None:
+        base = evidence.stream(rules.pilot.base, "[pilot] base")[1]
+        treat = evidence.stream(rules.pilot.treat, "[pilot] treat")[1]
+        pilot = decide_pilot(rules.pilot, reductions(base, treat, rules.pilot.measure), projected_usd)
+    verdicts = [r.verdict for r in results] + ([pilot.verdict] if pilot else [])
+    return GateOutcome(evidence.run_id, results, pilot, overall_verdict(verdicts))
+
+
+def reductions(base: list[Outcome], treat: list[Outcome], measure: str) -> list[float]:
+    """r per test task done by both streams (the usable pairs), repeats averaged first."""
+    read = MEASURES[measure]
+    base_tasks, treat_tasks = by_task(base), by_task(treat)
+    result = []
+    for key in sorted(base_tasks.keys() & treat_tasks.keys()):
+        b = sum(read(o) for o in base_tasks[key]) / len(base_tasks[key])
+        t = sum(read(o) for o in treat_tasks[key]) / len(treat_tasks[key])
+        result.append(relative_reduction(b, t))
+    return result
+
+
+def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport],
+            spec: BootstrapSpec) -> MetricValue:
+    where = f"rule {rule.label!r}"
+    _, outcomes = evidence.stream(rule.stream, where)
+    if rule.metric in ("cost_per_task", "latency_p95"):
+        report = streams[rule.stream]
+        value = (report.cost_per_task_usd.total if report.cost_per_task_usd else None) \
+            if rule.metric == "cost_per_task" else report.latency_p95_s
+        return MetricValue(value, None, report.episodes)
+    if rule.metric.startswith("diff."):
+        _, base = evidence.stream(rule.base, where)
+        try:
+            values = paired_values(task_values(outcomes), task_values(base))
+        except ValueError:
+            raise ShiftbenchInputError(f"{where}: {rule.stream} and {rule.base} did not finish the same test "
+                                       "tasks; a paired difference needs both") from None
+        return _score(stream_draws(values, spec), rule.metric.removeprefix("diff."), where)
+    return _score(stream_draws(task_values(outcomes), spec), rule.metric, where)
+
+
+def _score(draws: StreamDraws, metric: str, where: str) -> MetricValue:
+    if metric in ("avg_h", "avg_f"):
+        category = _CATEGORY[metric[-1]]
+        interval = draws.avg_h_interval() if metric == "avg_h" else draws.avg_f_interval()
+        return MetricValue(draws.avg_point(category), interval, draws.avg_cases(category))
+    parts = metric.removeprefix("setting.").split(".")
+    if len(parts) != 2 or parts[1] not in _CATEGORY:
+        raise ShiftbenchInputError(f"{where}: unknown metric {metric!r}; use avg_h, avg_f, setting.<scenario>.h|f, "
+                                   "diff.avg_h, diff.<scenario>.h|f, cost_per_task or latency_p95")
+    cell: Cell = (_CATEGORY[parts[1]], None)
+    return MetricValue(draws.point(parts[0], cell), draws.setting_interval(parts[0], cell),
+                       draws.cases.get(parts[0], {}).get(cell, 0))
+
+
+# ---------------------------------------------------------------------------- rendering
+
+def render_gate_text(outcome: GateOutcome) -> str:
+    lines = [f"gate run {outcome.run_id}"]
+    for result in outcome.results:
+        value = result.value
+        shown = "-" if value.estimate is None else f"{value.estimate:.4g}"
+        interval = "" if value.interval is None else f" [{value.interval.lo:.4g}, {value.interval.hi:.4g}]"
+        more = ""
+        if result.verdict is Verdict.INSUFFICIENT_EVIDENCE:
+            more = (f"; about {result.more_cases} more cases would settle it" if result.more_cases is not None
+                    else "; no number of cases settles it")
+        lines.append(f"{result.verdict.value:<21} {result.rule.label}: {shown}{interval} over {value.cases} "
+                     f"cases{more}")
+    if outcome.pilot is not None:
+        p = outcome.pilot
+        median_r = "-" if p.median_r is None else f"{p.median_r:.3f}"
+        why = "" if not p.reasons else " (" + "; ".join(p.reasons) + ")"
+        lines.append(f"{p.verdict.value:<21} pilot: median r {median_r} over {p.pairs} usable pairs, projected "
+                     f"${p.projected_usd:.2f} of ${p.budget_usd:.2f} remaining{why}")
+    lines.append(f"overall: {outcome.verdict.value}")
+    return "\n".join(lines)
+
+
+def render_gate_json(outcome: GateOutcome) -> str:
+    payload: dict[str, Any] = {
+        "run_id": outcome.run_id, "verdict": outcome.verdict.value, "exit_code": outcome.exit_code,
+        "rules": [{"rule": result.rule.label, "metric": result.rule.metric, "stream": result.rule.stream,
+                   "base": result.rule.base or None, result.rule.side: result.rule.bar,
+                   "estimate": result.value.estimate,
+                   "ci": None if result.value.interval is None else result.value.interval.as_list(),
+                   "cases": result.value.cases, "verdict": result.verdict.value, "more_cases": result.more_cases}
+                  for result in outcome.results],
+        "pilot": None if outcome.pilot is None else {
+            "verdict": outcome.pilot.verdict.value, "median_r": outcome.pilot.median_r, "pairs": outcome.pilot.pairs,
+            "projected_usd": outcome.pilot.projected_usd, "budget_usd": outcome.pilot.budget_usd,
+            "reasons": list(outcome.pilot.reasons)},
+    }
+    return orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
