@@ -2,32 +2,30 @@
 
 This is `runner.sweep`'s driving layer without the probe, the display and the signal handling: the
 same `Engine`, `ClientStack` and journal, so what is timed is what a sweep runs. The meters wrap, they
-never replace: a `JournalMeter` stands in for the journal (same three calls) and times the commits its
-callers wait for and, where the journal exposes it, the writer's transactions; `MethodMeter` times
+never replace: a `JournalMeter` observes the journal (`Journal.observe`) and times the commits its
+callers wait for and the reads, next to the writer's own time inside transactions; `MethodMeter` times
 the method calls the engine makes (context, learn, state); `ModelMeter` times the model calls.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import closing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from methods.base import Method, MethodSetup, MethodSpec
 from methods.registry import get_method_spec
 from runner.config import SweepConfig
 from runner.engine import Engine, stream_progress
-from runner.journal import Batch, Journal, open_journal
+from runner.journal import Batch, Journal, StreamEpisodes, open_journal
 from runner.models.registry import ModelEntry, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
 from runner.plan import Stream
 from runner.progress import RunProgress
-from runner.sweep import _create_run  # the run and its units, exactly as a sweep journals them
+from runner.sweep import create_run  # the run and its units, exactly as a sweep journals them
 from simulators.dataset import Dataset
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 from simulators.protocol import JSON, TaskView
@@ -35,8 +33,6 @@ from simulators.record import EpisodeRecord
 
 __all__ = ["EngineRun", "JournalMeter", "Waits", "MethodMeter", "ModelMeter", "StackFactory", "run_streams", "wait_ms"]
 
-_CHECKPOINT_SQL = "INSERT OR REPLACE INTO checkpoints"
-_CALL_SQL = "INSERT INTO model_calls"
 _SERVING = "|serving|"
 
 
@@ -59,77 +55,43 @@ class Waits:
 
 
 class JournalMeter:
-    """The journal, counted: how long callers waited for commits (block checkpoints, model calls of
-    serving units, everything else) and reads, bytes handed over, checkpoint bytes, and the writer's
-    time inside transactions (its `_commit_group`, when the journal has one)."""
+    """A `JournalObserver`: how long callers waited for commits (block checkpoints, model calls of
+    serving units, everything else) and reads, bytes handed over, checkpoint bytes; with the journal's
+    own counters (transactions, batches, the writer's time inside them)."""
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        self.path = journal.path
         self.waits: dict[str, Waits] = defaultdict(Waits)
         """checkpoint (a serving block's commit), serving_call (a serving unit's model call), other, read."""
         self.bytes = 0
         self.checkpoints = 0
         self.checkpoint_bytes = 0
-        self.writer_s: float | None = None
-        group = getattr(journal, "_commit_group", None)
-        if group is not None:
-            self.writer_s = 0.0
-            journal._commit_group = self._timed_writer(group)  # type: ignore[method-assign,assignment]
-
-    def _timed_writer(self, group: Callable[[list[Any]], Awaitable[None]]) -> Callable[[list[Any]], Awaitable[None]]:
-        async def timed(pending: list[Any]) -> None:
-            started = time.perf_counter()
-            try:
-                await group(pending)
-            finally:
-                self.writer_s = (self.writer_s or 0.0) + time.perf_counter() - started
-        return timed
+        journal.observe(self)
 
     def _kind(self, batch: Batch) -> str:
         kind = "other"
-        for sql, params in batch.statements:
-            size = _payload_bytes(params)
+        for statement in batch.statements:
+            size = _payload_bytes(statement.params)
             self.bytes += size
-            if sql.startswith(_CHECKPOINT_SQL):
+            if statement.kind == "checkpoint":
                 kind = "checkpoint"
                 self.checkpoints += 1
                 self.checkpoint_bytes += size
-            elif sql.startswith(_CALL_SQL) and kind == "other" and _SERVING in str(params[1]):
+            elif statement.kind == "model_call" and kind == "other" and _SERVING in str(statement.params[1]):
                 kind = "serving_call"
         for _sql, rows in batch.many:
             self.bytes += sum(_payload_bytes(row) for row in rows)
         return kind
 
-    async def commit(self, batch: Batch) -> None:
-        kind = self._kind(batch)
-        started = time.perf_counter()
-        try:
-            await self.journal.commit(batch)
-        finally:
-            self.waits[kind].add(time.perf_counter() - started)
+    def committed(self, batch: Batch, waited_s: float) -> None:
+        self.waits[self._kind(batch)].add(waited_s)
 
-    async def enqueue(self, batch: Batch) -> None:
+    def enqueued(self, batch: Batch) -> None:
         """Not awaited by its caller beyond the hand-over, so only the bytes are counted."""
         self._kind(batch)
-        await self.journal.enqueue(batch)
 
-    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        started = time.perf_counter()
-        try:
-            return await self.journal.fetchall(sql, params)
-        finally:
-            self.waits["read"].add(time.perf_counter() - started)
-
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
-        started = time.perf_counter()
-        try:
-            return await self.journal.fetchone(sql, params)
-        finally:
-            self.waits["read"].add(time.perf_counter() - started)
-
-    def as_journal(self) -> Journal:
-        return cast(Journal, self)
+    def read(self, seconds: float) -> None:
+        self.waits["read"].add(seconds)
 
     def stats(self) -> dict[str, Any]:
         commits = [w for k, w in self.waits.items() if k != "read"]
@@ -139,10 +101,9 @@ class JournalMeter:
                 "commit_wait_s": round(waited, 3), "mean_commit_ms": round(1000 * waited / max(1, calls), 3),
                 "waits": {k: {"count": w.count, "seconds": round(w.seconds, 3), "mean_ms": w.mean_ms}
                           for k, w in sorted(self.waits.items())},
-                "writer_s": None if self.writer_s is None else round(self.writer_s, 3),
+                "writer_s": round(self.journal.writer_s, 3),
                 "mb_written": round(self.bytes / 1e6, 2), "checkpoints": self.checkpoints,
                 "checkpoint_mb": round(self.checkpoint_bytes / 1e6, 2)}
-
 
 
 def wait_ms(journal_stats: Mapping[str, Any], kind: str) -> float:
@@ -246,6 +207,7 @@ class StreamTimes:
     serving: int
     test: int
     serving_turns: int
+    test_turns: int
     serving_done_s: float
     """Since the engine started: when the last serving episode was journaled (0 without serving)."""
     done_s: float
@@ -281,49 +243,45 @@ async def run_streams(config: SweepConfig, dataset: Dataset, streams: list[Strea
         agents = model_meter.wrap(models) if time_models else models
         async with open_journal(journal_path) as journal:
             run_id = "bench"
-            await _create_run(journal, run_id, config, dataset, streams)
+            await create_run(journal, run_id, config, dataset, streams)
             meter = JournalMeter(journal)
             progress = RunProgress(run_id=run_id, journal_path=str(journal_path))
             for stream in streams:
                 progress.streams[stream.stream_id] = stream_progress(stream)
-            clients = stack(run_id=run_id, journal=meter.as_journal(), progress=progress, models=agents,
+            # As a sweep does: only units with cached answers read the cache (none, on a fresh run).
+            clients = stack(run_id=run_id, journal=journal, progress=progress, models=agents,
                             prices=prices, budget=None, concurrency=config.concurrency,
-                            model_concurrency=config.model_concurrency)
+                            model_concurrency=config.model_concurrency,
+                            replayable=await journal.read.cached_units(run_id))
             methods = MethodMeter()
-            engine = Engine(run_id=run_id, journal=meter.as_journal(), progress=progress, clients=clients,
+            engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                             block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                             method_specs=methods.specs())
             started_wall, started = time.time(), time.perf_counter()
             await engine.run(streams)
             wall = time.perf_counter() - started
             journal_stats = meter.stats()
+            journal.observe(None)
+            times = _stream_times(await journal.read.stream_episodes(run_id), started_wall)
+            journaled_calls = await journal.read.model_call_count(run_id)
     finally:
         await close_models(models)
-    times = _stream_times(journal_path, started_wall)
     return EngineRun(wall_s=wall, episodes=sum(t.serving + t.test for t in times),
                      serving=sum(t.serving for t in times), test=sum(t.test for t in times),
-                     turns=_count(journal_path, "SELECT COALESCE(sum(turns), 0) FROM episodes"), streams=times,
+                     turns=sum(t.serving_turns + t.test_turns for t in times), streams=times,
                      journal=journal_stats, methods=methods.stats(), model_calls=model_meter.calls,
-                     model_s=model_meter.seconds,
-                     journaled_calls=_count(journal_path, "SELECT count(*) FROM model_calls"))
+                     model_s=model_meter.seconds, journaled_calls=journaled_calls)
 
 
-def _stream_times(journal_path: Path, started_wall: float) -> tuple[StreamTimes, ...]:
-    with closing(sqlite3.connect(journal_path)) as db:
-        rows = db.execute(
-            "SELECT stream_id, unit_id LIKE '%|serving|%' AS serving, count(*), sum(turns), max(finished_at) "
-            "FROM episodes GROUP BY stream_id, serving").fetchall()
+def _stream_times(rows: list[StreamEpisodes], started_wall: float) -> tuple[StreamTimes, ...]:
     by_stream: dict[str, dict[bool, tuple[int, int, float]]] = defaultdict(dict)
-    for stream_id, serving, count, turns, finished in rows:
-        by_stream[stream_id][bool(serving)] = (count, turns, finished - started_wall)
+    for row in rows:
+        by_stream[row.stream_id][row.phase == "serving"] = (row.episodes, row.turns,
+                                                            row.last_finished_at - started_wall)
     times = []
     for stream_id, parts in sorted(by_stream.items()):
         served = parts.get(True, (0, 0, 0.0))
         tested = parts.get(False, (0, 0, 0.0))
-        times.append(StreamTimes(stream_id, served[0], tested[0], served[1], served[2], max(served[2], tested[2])))
+        times.append(StreamTimes(stream_id, served[0], tested[0], served[1], tested[1], served[2],
+                                 max(served[2], tested[2])))
     return tuple(times)
-
-
-def _count(journal_path: Path, sql: str) -> int:
-    with closing(sqlite3.connect(journal_path)) as db:
-        return int(db.execute(sql).fetchone()[0])

@@ -18,27 +18,21 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.lowlevel
 
 from bench.section import Row, Section
-from runner.engine import _EPISODE  # the engine's own statement, so the rows are the engine's rows
-from runner.journal import SCHEMA, Batch, Journal, open_journal
+from runner.journal import Batch, EpisodeRow, Journal, NewRun, UnitRow, connect_sync, open_journal
 
 __all__ = ["run_journal_write"]
 
 RUN = "bench"
 RECORD_BYTES = 8_000
 CPU_STEPS = 5
-UNIT_UPDATE = "UPDATE units SET status = 'done', attempts = attempts + 1 WHERE run_id = ? AND unit_id = ?"
-UNIT_INSERT = ("INSERT INTO units (run_id, unit_id, stream_id, model, method, scenario, phase, window, seq, "
-               "task_id, position, category) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 COLUMNS = ["mode", "episodes", "wall_s", "episodes_per_s", "episodes_per_s_range", "us_per_episode", "transactions",
            "batches_per_txn", "mean_commit_ms"]
 
@@ -47,18 +41,23 @@ def _unit(i: int) -> str:
     return f"scripted|blind|bench|test|t{i:06d}"
 
 
-def _units(n: int) -> list[Sequence[Any]]:
-    return [(RUN, _unit(i), "scripted|blind|bench", "scripted", "blind", "bench", "test", 0, i, f"t{i:06d}", i,
-             "specified") for i in range(n)]
-
-
-def _episode_params(i: int, record: bytes) -> tuple[Any, ...]:
-    return (RUN, _unit(i), "scripted|blind|bench", 1.0, "", "specified", 5, 4, 0, 0, 0, 0.0, 0.01, "finished",
-            record, b'{"checks": []}', time.time())
+def _units(n: int) -> list[UnitRow]:
+    return [UnitRow(RUN, _unit(i), "scripted|blind|bench", "scripted", "blind", "bench", "test", 0, i, f"t{i:06d}", i,
+                    "specified") for i in range(n)]
 
 
 def _episode_batch(i: int, record: bytes) -> Batch:
-    return Batch().add(_EPISODE, _episode_params(i, record)).add(UNIT_UPDATE, (RUN, _unit(i)))
+    """What the engine journals for a test episode, through the same typed writers."""
+    row = EpisodeRow(RUN, _unit(i), "scripted|blind|bench", 1.0, "", "specified", 5, 4, 0, 0, 0, 0.0, 0.01,
+                     "finished", record, b'{"checks": []}', time.time())
+    return Batch().episode(row).unit_done(RUN, _unit(i))
+
+
+def _units_batch(n: int) -> Batch:
+    return Batch().new_run(_RUN_ROW, _units(n))
+
+
+_RUN_ROW = NewRun(RUN, 0.0, 0.0, "{}", "h", "", "", "{}", "bench", None, 0)
 
 
 def _spin(seconds: float) -> None:
@@ -95,7 +94,7 @@ async def _commit_all(journal: Journal, n: int, committers: int, cpu_s: float) -
 
 async def _through_journal(path: Path, n: int, committers: int, cpu_s: float = 0.0) -> Row:
     async with open_journal(path) as journal:
-        await journal.commit(Batch().add_many(UNIT_INSERT, _units(n)))
+        await journal.commit(_units_batch(n))
         before_commits, before_batches = journal.commits, journal.batches
         started = time.perf_counter()
         waits = await _commit_all(journal, n, committers, cpu_s)
@@ -109,20 +108,24 @@ async def _through_journal(path: Path, n: int, committers: int, cpu_s: float = 0
 
 def _raw_sqlite(path: Path, n: int) -> Row:
     record = os.urandom(RECORD_BYTES)
-    with closing(sqlite3.connect(path, isolation_level=None)) as db:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(SCHEMA)
-        db.executemany(UNIT_INSERT, _units(n))
+    with closing(connect_sync(path)) as db:
+        _apply_sync(db, _units_batch(n))
         started = time.perf_counter()
         for i in range(n):
-            db.execute("BEGIN")
-            db.execute(_EPISODE, _episode_params(i, record))
-            db.execute(UNIT_UPDATE, (RUN, _unit(i)))
-            db.execute("COMMIT")
+            _apply_sync(db, _episode_batch(i, record))
         wall = time.perf_counter() - started
     return {"episodes": n, "committers": 1, "wall_s": round(wall, 3), "transactions": n, "batches_per_txn": 1.0,
             "mean_commit_ms": round(1000 * wall / n, 3)}
+
+
+def _apply_sync(db: sqlite3.Connection, batch: Batch) -> None:
+    """One transaction of the batch's statements through the stdlib driver, no thread hop."""
+    db.execute("BEGIN")
+    for statement in batch.statements:
+        db.execute(statement.sql, statement.params)
+    for sql, rows in batch.many:
+        db.executemany(sql, rows)
+    db.execute("COMMIT")
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,6 @@ async def run_journal_write(mode: str) -> Section:
                 runs[case].append(await _run_case(case, path, busy if case.cpu_s else n))
     section.rows = [_median_row(case, case_runs) for case, case_runs in runs.items()]
     section.notes.append("the journal pays one aiosqlite round trip (see the conditions line) per statement: "
-                         "BEGIN, each INSERT/UPDATE, COMMIT; the raw sqlite3 row pays none")
+                         "begin, each statement, commit; the raw sqlite3 row pays none")
     section.seconds = time.perf_counter() - started
     return section

@@ -10,14 +10,11 @@ import platform
 import sqlite3
 import subprocess
 import sys
-import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
-
-__all__ = ["git_commit", "load_average", "machine_info", "round_trip_us"]
+__all__ = ["git_commit", "load_average", "machine_info"]
 
 _PACKAGES = ("anyio", "aiosqlite", "httpx", "orjson", "uvloop")
 
@@ -57,18 +54,6 @@ def git_commit(root: Path) -> dict[str, Any]:
     changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
     return {"commit": commit or "unknown", "dirty": bool(changed), "changed": changed,
             "subject": git("log", "-1", "--format=%s")}
-
-
-async def round_trip_us(calls: int = 500) -> float:
-    """One aiosqlite call (`SELECT 1` on an in-memory database), in microseconds: the thread hop that
-    every journal statement and read pays. On this VM it is ~20 us while the other vCPU is busy and
-    ~100 us while it idles, so it is recorded next to every benchmark."""
-    async with aiosqlite.connect(":memory:") as db:
-        await db.execute("SELECT 1")
-        started = time.perf_counter()
-        for _ in range(calls):
-            await db.execute("SELECT 1")
-        return round(1e6 * (time.perf_counter() - started) / calls, 1)
 
 
 def load_average() -> list[float] | None:

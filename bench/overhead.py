@@ -156,11 +156,10 @@ async def _in_process_rows(journal: Journal, request: ModelRequest, calls: int) 
         return JournaledModel(instant, journal, "bench", f"journaled|{i}", "bench|stream").respond(request)
 
     def lookup(i: int) -> Awaitable[object]:
-        return journal.fetchone("SELECT response FROM response_cache WHERE request_hash = ?", (f"absent{i}",))
+        return journal.read.cached_answers("bench", f"absent{i}")
 
     def commit(i: int) -> Awaitable[None]:
-        return journal.commit(Batch().add("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                                          (f"bench{i % 100}", "x")))
+        return journal.commit(Batch().set_meta(f"bench{i % 100}", "x"))
 
     raw = "instant, raw"
     return await _interleaved([
@@ -172,7 +171,7 @@ async def _in_process_rows(journal: Journal, request: ModelRequest, calls: int) 
         Case("instant, whole stack (hit)", 1, lambda i: hits(0), raw),
         Case(raw, CALLERS, _direct(instant, request), raw),
         Case("instant, whole stack (miss)", CALLERS, _via_stack(stack, "instant", request, "many"), raw),
-        Case("journal: cache lookup (fetchone)", 1, lookup),
+        Case("journal: cache lookup (one unit's answers)", 1, lookup),
         Case("journal: commit of one row", 1, commit),
     ], calls)
 

@@ -29,11 +29,12 @@ import anyio
 import orjson
 
 from bench.journal_write import run_journal_write
-from bench.machine import git_commit, load_average, machine_info, round_trip_us
+from bench.machine import git_commit, load_average, machine_info
 from bench.makespan import run_makespan
 from bench.offline import run_offline
 from bench.overhead import run_overhead
 from bench.section import Section, render
+from runner.journal import round_trip_us
 from simulators.suite import build_suite
 
 __all__ = ["BENCHMARKS", "main", "run_all"]

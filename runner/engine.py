@@ -25,7 +25,7 @@ from methods.registry import get_method_spec
 from runner.budget import BudgetExhausted
 from runner.episode import EpisodeResult, run_episode
 from runner.errors import InfrastructureError, RunAborted
-from runner.journal import Batch, Journal
+from runner.journal import Batch, CheckpointKey, EpisodeRow, Journal
 from runner.limits import SERVING, TEST
 from runner.models.stack import ClientStack
 from runner.plan import Stream, serving_blocks, window_tasks
@@ -151,9 +151,10 @@ class Engine:
         unsaved = self._unsaved.get(stream.stream_id, 0) + len(block)
         if window_end or unsaved >= self.checkpoint_every:
             state, position = orjson.dumps(method.state()), block[-1].timestamp
-            batch.add(_CHECKPOINT, (self.run_id, stream.stream_id, "latest", position, state))
+            batch.checkpoint(self.run_id, stream.stream_id, CheckpointKey.latest(), position, state)
             if window_end:
-                batch.add(_CHECKPOINT, (self.run_id, stream.stream_id, f"window:{block[-1].window}", position, state))
+                batch.checkpoint(self.run_id, stream.stream_id, CheckpointKey.window_end(block[-1].window), position,
+                                 state)
             unsaved = 0
         await self.journal.commit(batch)
         self._unsaved[stream.stream_id] = unsaved
@@ -192,10 +193,11 @@ class Engine:
         last = served[-1]
         if last in here:
             return here[last]
-        state = await self._checkpoint(stream, f"window:{last}")
-        if state is None:
+        stored = await self.journal.read.checkpoint(self.run_id, stream.stream_id, CheckpointKey.window_end(last))
+        if stored is None:
             raise RunAborted(f"{stream.stream_id}: journal has no checkpoint for window {last}; "
                              "the journal is damaged, start a new run")
+        state: JSON = orjson.loads(stored.state)
         return state
 
     # ---------------------------------------------------------------------------------------- episodes
@@ -224,14 +226,13 @@ class Engine:
     def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult) -> None:
         unit_id = stream.unit_id(task)
         usage = result.usage
-        batch.add(_EPISODE, (
+        batch.episode(EpisodeRow(
             self.run_id, unit_id, stream.stream_id, result.grade.reward, result.grade.judge, task.category,
             result.turns, result.tool_calls, usage.input_tokens, usage.cached_input_tokens, usage.output_tokens,
             result.cost_usd, result.latency_s, result.record.end_reason, orjson.dumps(result.record),
             orjson.dumps(result.grade.details), time.time(),
         ))
-        batch.add("UPDATE units SET status = 'done', attempts = attempts + 1 WHERE run_id = ? AND unit_id = ?",
-                  (self.run_id, unit_id))
+        batch.unit_done(self.run_id, unit_id)
 
     # ------------------------------------------------------------------------------------------ method
 
@@ -253,18 +254,13 @@ class Engine:
         """The method as of the stream's last journaled serving block: its latest checkpoint, then `learn`
         replayed on the blocks journaled after it (a learner's model calls replay from the cache)."""
         method = self._build_method(stream)
-        row = await self.journal.fetchone(
-            "SELECT position, state FROM checkpoints WHERE run_id = ? AND stream_id = ? AND label = 'latest'",
-            (self.run_id, stream.stream_id))
+        stored = await self.journal.read.checkpoint(self.run_id, stream.stream_id, CheckpointKey.latest())
         position = 0
-        if row is not None:
-            position = int(row[0])
-            method.load(orjson.loads(row[1]))
-        rows = await self.journal.fetchall(
-            "SELECT u.task_id, e.record FROM units u JOIN episodes e ON e.run_id = u.run_id AND e.unit_id = u.unit_id "
-            "WHERE u.run_id = ? AND u.stream_id = ? AND u.phase = 'serving' AND u.position > ?",
-            (self.run_id, stream.stream_id, position))
-        records = {task_id: EpisodeRecord.from_json(orjson.loads(raw)) for task_id, raw in rows}
+        if stored is not None:
+            position = stored.position
+            method.load(orjson.loads(stored.state))
+        journaled = await self.journal.read.serving_records_after(self.run_id, stream.stream_id, position)
+        records = {task_id: EpisodeRecord.from_json(orjson.loads(raw)) for task_id, raw in journaled.items()}
         for block in serving_blocks(stream.serving, self.block_size):
             if block[-1].timestamp <= position or block[0].task_id not in records:
                 continue
@@ -272,17 +268,8 @@ class Engine:
         self._unsaved[stream.stream_id] = len(records)
         return method
 
-    async def _checkpoint(self, stream: Stream, label: str) -> JSON | None:
-        row = await self.journal.fetchone(
-            "SELECT state FROM checkpoints WHERE run_id = ? AND stream_id = ? AND label = ?",
-            (self.run_id, stream.stream_id, label))
-        return None if row is None else orjson.loads(row[0])
-
     async def _done_units(self, stream: Stream) -> set[str]:
-        rows = await self.journal.fetchall(
-            "SELECT unit_id FROM units WHERE run_id = ? AND stream_id = ? AND status = 'done'",
-            (self.run_id, stream.stream_id))
-        return {row[0] for row in rows}
+        return await self.journal.read.done_units(self.run_id, stream.stream_id)
 
 
 def stream_progress(stream: Stream) -> StreamProgress:
@@ -290,9 +277,3 @@ def stream_progress(stream: Stream) -> StreamProgress:
                           scenario=stream.scenario.name, serving_total=len(stream.serving),
                           test_total=len(stream.test), windows=len(stream.windows()))
 
-
-_CHECKPOINT = ("INSERT OR REPLACE INTO checkpoints (run_id, stream_id, label, position, state) "
-               "VALUES (?, ?, ?, ?, ?)")
-_EPISODE = ("INSERT INTO episodes (run_id, unit_id, stream_id, reward, judge, category, turns, tool_calls, "
-            "input_tokens, cached_input_tokens, output_tokens, cost_usd, latency_s, end_reason, record, "
-            "grade_details, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")

@@ -29,11 +29,8 @@ def full_task_count(streams: Sequence[Stream]) -> int:
 
 async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stream], config: SweepConfig,
                            budget: Budget | None) -> str:
-    spend_row = await journal.fetchone("SELECT COALESCE(SUM(cost_usd), 0) FROM model_calls WHERE run_id = ?",
-                                       (run_id,))
-    done_row = await journal.fetchone("SELECT count(*) FROM episodes WHERE run_id = ?", (run_id,))
-    spend = float(spend_row[0]) if spend_row else 0.0
-    done = int(done_row[0]) if done_row else 0
+    spend = (await journal.read.spend(run_id)).total
+    done = await journal.read.episode_count(run_id)
     full = full_task_count(streams)
     projected = project_cost(spend, done, full)
     line = (f"Pilot: {done} tasks cost ${spend:.4f} (${spend / max(done, 1):.5f} a task); the full sweep of "

@@ -5,8 +5,8 @@ test episodes of one category, and Avg H / Avg F weigh every setting once whatev
 stream is (model, method) over all its scenarios, one leaderboard row; it stays marked partial until
 every planned test unit of every setting is done, so nobody quotes a half-run number as final.
 
-Spend by purpose comes from `model_calls`; a run that journaled no agent calls falls back to the
-episodes' own agent cost, so older or scripted runs still show what the agent spent.
+Spend by purpose is the journal's `Spend`: `model_calls`, with the episodes' own agent cost standing in
+when a run journaled no agent calls, so older or scripted runs still show what the agent spent.
 """
 
 from __future__ import annotations
@@ -14,17 +14,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
-import aiosqlite
 import orjson
 
-from runner.journal import read_only
+from runner.journal import CallUsage, EpisodeCost, PlannedSetting, Reader, RunRow, Spend, TestScore, read_only
 from simulators.errors import ShiftbenchInputError
 
 __all__ = [
@@ -40,7 +37,6 @@ __all__ = [
     "render_markdown",
     "render_text",
     "scenario_sort_key",
-    "spend_by_purpose",
     "text_table",
 ]
 
@@ -156,76 +152,29 @@ class _Usage:
 
 @dataclass
 class _Rows:
-    run: sqlite3.Row
-    planned: list[sqlite3.Row]
-    scores: list[sqlite3.Row]
-    episodes: list[sqlite3.Row]
-    calls: list[sqlite3.Row]
+    run: RunRow
+    planned: list[PlannedSetting]
+    scores: list[TestScore]
+    episodes: list[EpisodeCost]
+    calls: list[CallUsage]
+    spend: Spend
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
     """Read one run from the journal; raise ShiftbenchInputError when the run is not there."""
-    async with read_only(journal_path) as connection:
-        rows = await _fetch(connection, Path(journal_path), run_id)
+    async with read_only(journal_path) as reader:
+        rows = await _fetch(reader, Path(journal_path), run_id)
     return _assemble(rows, str(journal_path))
 
 
-async def _fetch(connection: aiosqlite.Connection, path: Path, run_id: str) -> _Rows:
-    run = await _one(connection, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
+    run = await reader.run(run_id)
     if run is None:
         raise ShiftbenchInputError(f"{path}: no run '{run_id}' in this journal; "
                                    f"`shiftbench runs --journal {path}` lists the runs it holds")
-    params = (run_id,)
-    return _Rows(run=run,
-                 planned=await _all(connection, _PLANNED_SQL, params),
-                 scores=await _all(connection, _SCORES_SQL, params),
-                 episodes=await _all(connection, _EPISODES_SQL, params),
-                 calls=await _all(connection, _CALLS_SQL, (run_id, run_id)))
-
-
-async def _one(connection: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> sqlite3.Row | None:
-    async with connection.execute(sql, params) as cursor:
-        return await cursor.fetchone()
-
-
-async def _all(connection: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> list[sqlite3.Row]:
-    async with connection.execute(sql, params) as cursor:
-        return list(await cursor.fetchall())
-
-
-# Ordered by first planned unit, so streams appear in the order the run configured them.
-_PLANNED_SQL = """
-SELECT model, method, scenario, sum(phase = 'test') AS planned,
-       sum(phase = 'test' AND status = 'done') AS done
-FROM units WHERE run_id = ? GROUP BY model, method, scenario ORDER BY min(rowid)
-"""
-
-_SCORES_SQL = """
-SELECT u.model, u.method, u.scenario, u.window, e.category, count(*) AS n, sum(e.reward) AS total
-FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
-WHERE e.run_id = ? AND u.phase = 'test'
-GROUP BY u.model, u.method, u.scenario, u.window, e.category
-"""
-
-_EPISODES_SQL = """
-SELECT u.model, u.method, e.latency_s, e.input_tokens, e.output_tokens, e.cost_usd
-FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
-WHERE e.run_id = ?
-"""
-
-# A call belongs to its unit's stream; calls outside any unit (a method's update) fall back to their
-# stream id, mapped through the units table so model names containing '/' are never split.
-_CALLS_SQL = """
-SELECT coalesce(u.model, s.model) AS model, coalesce(u.method, s.method) AS method, c.purpose,
-       sum(c.input_tokens) AS input_tokens, sum(c.output_tokens) AS output_tokens,
-       sum(c.cost_usd) AS cost_usd
-FROM model_calls c
-LEFT JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
-LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?) s
-       ON s.stream_id = c.stream_id
-WHERE c.run_id = ?
-GROUP BY 1, 2, 3
-"""
+    return _Rows(run=run, planned=await reader.planned_settings(run_id), scores=await reader.test_scores(run_id),
+                 episodes=await reader.episode_costs(run_id), calls=await reader.call_usage(run_id),
+                 spend=await reader.spend(run_id))
 
 
 # ---------------------------------------------------------------- assembling
@@ -233,53 +182,39 @@ GROUP BY 1, 2, 3
 def _assemble(rows: _Rows, journal: str) -> Report:
     usage, run_costs = _usage(rows)
     latencies: dict[StreamKey, list[float]] = defaultdict(list)
-    for row in rows.episodes:
-        latencies[(row["model"], row["method"])].append(row["latency_s"])
+    for episode in rows.episodes:
+        latencies[(episode.model, episode.method)].append(episode.latency_s)
     settings = _settings(rows.planned, rows.scores)
     streams = [_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, []))
                for key, scenario_settings in settings.items()]
     run = rows.run
-    return Report(run_id=run["run_id"], status=run["status"], stop_reason=run["stop_reason"],
-                  journal=journal, created_at=run["created_at"], budget_usd=run["budget_usd"],
+    return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
+                  journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
                   cost_usd=Costs.of(run_costs), streams=streams)
 
 
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:
-    """Tokens and spend per stream, and spend per purpose for the whole run."""
+    """Tokens and spend per stream (the same rule as the run's `Spend`), and spend per purpose for the run."""
     usage: dict[StreamKey, _Usage] = defaultdict(_Usage)
-    calls_by_purpose: dict[str, float] = {}
-    for row in rows.calls:
-        calls_by_purpose[row["purpose"]] = calls_by_purpose.get(row["purpose"], 0.0) + row["cost_usd"]
-        if row["model"] is not None:
-            usage[(row["model"], row["method"])].add(row["purpose"], row["input_tokens"],
-                                                     row["output_tokens"], row["cost_usd"])
-    if "agent" not in calls_by_purpose:
-        for row in rows.episodes:
-            usage[(row["model"], row["method"])].add("agent", row["input_tokens"],
-                                                     row["output_tokens"], row["cost_usd"])
-    episodes_agent = sum((row["cost_usd"] for row in rows.episodes), 0.0)
-    return usage, spend_by_purpose(calls_by_purpose, episodes_agent)
+    for call in rows.calls:
+        if call.model is not None and call.method is not None:
+            usage[(call.model, call.method)].add(call.purpose, call.input_tokens, call.output_tokens, call.cost_usd)
+    if not rows.spend.agent_calls_journaled:
+        for episode in rows.episodes:
+            usage[(episode.model, episode.method)].add("agent", episode.input_tokens, episode.output_tokens,
+                                                       episode.cost_usd)
+    return usage, rows.spend.by_purpose
 
 
-def spend_by_purpose(calls_by_purpose: Mapping[str, float], episodes_agent_usd: float) -> dict[str, float]:
-    """A run's spend per purpose: its model calls, with the episodes' own agent cost standing in when
-    the run journaled no agent calls (scripted or older runs). The one place this rule lives."""
-    if "agent" in calls_by_purpose:
-        return dict(calls_by_purpose)
-    return {**calls_by_purpose, "agent": episodes_agent_usd}
-
-
-def _settings(planned: list[sqlite3.Row], scores: list[sqlite3.Row]) -> dict[StreamKey, dict[str, Setting]]:
+def _settings(planned: list[PlannedSetting], scores: list[TestScore]) -> dict[StreamKey, dict[str, Setting]]:
     windows: dict[tuple[str, str, str], dict[int, dict[str, _Mean]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(_Mean)))
-    for row in scores:
-        windows[(row["model"], row["method"], row["scenario"])][row["window"]][row["category"]].add(
-            row["n"], row["total"])
+    for score in scores:
+        windows[(score.model, score.method, score.scenario)][score.window][score.category].add(score.n, score.total)
     result: dict[StreamKey, dict[str, Setting]] = {}
     for row in planned:
-        by_window = windows.get((row["model"], row["method"], row["scenario"]), {})
-        result.setdefault((row["model"], row["method"]), {})[row["scenario"]] = _setting(
-            by_window, row["planned"], row["done"])
+        by_window = windows.get((row.model, row.method, row.scenario), {})
+        result.setdefault((row.model, row.method), {})[row.scenario] = _setting(by_window, row.planned, row.done)
     return {key: dict(sorted(value.items(), key=lambda item: scenario_sort_key(item[0])))
             for key, value in result.items()}
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import aiosqlite
 import orjson
 
-from runner.journal import read_only
+from runner.journal import RunRow, Spend, StreamNames, UnitProgress, read_only
 from runner.liveness import process_alive
-from runner.report import spend_by_purpose, text_table
+from runner.report import text_table
 
 __all__ = ["RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
 
@@ -41,57 +38,37 @@ def shown_status(status: str, pid: int) -> str:
     return status
 
 
-_RUNS_SQL = ("SELECT run_id, created_at, status, stop_reason, config, budget_usd, pid FROM runs "
-             "ORDER BY created_at DESC")
-_UNITS_SQL = "SELECT run_id, count(*) AS total, sum(status = 'done') AS done FROM units GROUP BY run_id"
-_NAMES_SQL = "SELECT run_id, model, method FROM units GROUP BY run_id, model, method ORDER BY min(rowid)"
-_CALLS_SQL = "SELECT run_id, purpose, sum(cost_usd) AS cost FROM model_calls GROUP BY run_id, purpose"
-_EPISODES_SQL = "SELECT run_id, sum(cost_usd) AS cost FROM episodes GROUP BY run_id"
-
-
 async def list_runs(journal_path: Path | str) -> list[RunSummary]:
-    async with read_only(journal_path) as connection:
-        runs = await _all(connection, _RUNS_SQL)
-        units = {row["run_id"]: row for row in await _all(connection, _UNITS_SQL)}
-        names = _names_by_run(await _all(connection, _NAMES_SQL))
-        calls: dict[str, dict[str, float]] = defaultdict(dict)
-        for row in await _all(connection, _CALLS_SQL):
-            calls[row["run_id"]][row["purpose"]] = row["cost"]
-        episodes = {row["run_id"]: row["cost"] for row in await _all(connection, _EPISODES_SQL)}
-    return [_summary(run, units.get(run["run_id"]), names.get(run["run_id"]),
-                     _spend_usd(calls.get(run["run_id"], {}), episodes.get(run["run_id"], 0.0)))
+    async with read_only(journal_path) as reader:
+        runs = await reader.runs()
+        progress = await reader.unit_progress()
+        names = _names_by_run(await reader.stream_names())
+        spend = await reader.spend_by_run()
+    return [_summary(run, progress.get(run.run_id), names.get(run.run_id),
+                     spend.get(run.run_id, Spend()).total)
             for run in runs]
 
 
-def _spend_usd(calls_by_purpose: dict[str, float], episodes_agent_usd: float) -> float:
-    return sum(spend_by_purpose(calls_by_purpose, episodes_agent_usd).values(), 0.0)
-
-
-async def _all(connection: aiosqlite.Connection, sql: str) -> list[sqlite3.Row]:
-    async with connection.execute(sql) as cursor:
-        return list(await cursor.fetchall())
-
-
-def _names_by_run(rows: list[sqlite3.Row]) -> dict[str, tuple[list[str], list[str]]]:
+def _names_by_run(rows: list[StreamNames]) -> dict[str, tuple[list[str], list[str]]]:
     """Models and methods in planning order, from the units' own columns (names may contain '/')."""
     names: dict[str, tuple[list[str], list[str]]] = {}
     for row in rows:
-        models, methods = names.setdefault(row["run_id"], ([], []))
-        if row["model"] not in models:
-            models.append(row["model"])
-        if row["method"] not in methods:
-            methods.append(row["method"])
+        models, methods = names.setdefault(row.run_id, ([], []))
+        if row.model not in models:
+            models.append(row.model)
+        if row.method not in methods:
+            methods.append(row.method)
     return names
 
 
-def _summary(run: sqlite3.Row, units: sqlite3.Row | None, names: tuple[list[str], list[str]] | None,
+def _summary(run: RunRow, units: UnitProgress | None, names: tuple[list[str], list[str]] | None,
              spend: float) -> RunSummary:
     # A run that stopped before planning its units still names its models through the config.
-    models, methods = names if names is not None else _config_names(run["config"])
-    status = shown_status(run["status"], run["pid"])
-    return RunSummary(run_id=run["run_id"], created_at=run["created_at"], status=status,
-                      stop_reason=run["stop_reason"], done=units["done"] if units else 0,
-                      total=units["total"] if units else 0, spend_usd=spend, budget_usd=run["budget_usd"],
+    models, methods = names if names is not None else _config_names(run.config)
+    status = shown_status(run.status, run.pid)
+    return RunSummary(run_id=run.run_id, created_at=run.created_at, status=status,
+                      stop_reason=run.stop_reason, done=units.done if units else 0,
+                      total=units.total if units else 0, spend_usd=spend, budget_usd=run.budget_usd,
                       models=models, methods=methods)
 
 

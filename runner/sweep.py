@@ -25,7 +25,7 @@ from runner.config import SweepConfig, config_from_json, config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
 from runner.errors import RunAborted, sole_error
-from runner.journal import Batch, Journal, open_journal
+from runner.journal import Batch, Journal, NewRun, UnitRow, open_journal
 from runner.judge import judge_factory
 from runner.liveness import process_alive
 from runner.models.probe import probe_models
@@ -40,7 +40,8 @@ from simulators.dataset import Dataset, file_hashes, load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.suite import build_suite
 
-__all__ = ["DEFAULT_HOME", "RunOutcome", "default_journal", "resolve_dataset", "resume_sweep", "start_sweep"]
+__all__ = ["DEFAULT_HOME", "RunOutcome", "create_run", "default_journal", "resolve_dataset", "resume_sweep",
+           "start_sweep"]
 
 DEFAULT_HOME = Path(".shiftbench")
 GRACE_PERIOD_S = 60.0
@@ -94,7 +95,7 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         run_id = _new_run_id()
         say(f"Journal: {journal_path}  (run {run_id})")
         async with open_journal(journal_path) as journal:
-            await _create_run(journal, run_id, config, dataset, streams)
+            await create_run(journal, run_id, config, dataset, streams)
             return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
     finally:
         await close_models(models)
@@ -109,8 +110,7 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
         config, dataset = await _load_run(journal, journal_path, run_id)
         if budget is not None:
             config = replace(config, budget=budget).validate("--budget")
-            await journal.commit(Batch().add("UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?",
-                                             (orjson.dumps(asdict(config)).decode(), budget, run_id)))
+            await journal.commit(Batch().run_config(run_id, orjson.dumps(asdict(config)).decode(), budget))
         tally = RetryTally()
         models = build_models(config, tally)
         try:
@@ -128,43 +128,34 @@ def _plan(config: SweepConfig, dataset: Dataset) -> list[Stream]:
                         learns=lambda name: get_method_spec(name).learns, pilot=config.pilot)
 
 
-async def _create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
-                      streams: list[Stream]) -> None:
+async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
+                     streams: list[Stream]) -> None:
+    """Journal a new run and its planned units, exactly as `start_sweep` does (bench/ and tests too)."""
     now = time.time()
-    batch = Batch().add(
-        "INSERT INTO runs (run_id, created_at, updated_at, status, config, config_hash, dataset_path, "
-        "dataset_fingerprint, dataset_files, code_version, budget_usd, pid) "
-        "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-        (run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
-         dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget,
-         os.getpid()),
-    )
-    batch.add_many(
-        "INSERT INTO units (run_id, unit_id, stream_id, model, method, scenario, phase, window, seq, task_id, "
-        "position, category) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        ((run_id, unit.unit_id, stream.stream_id, stream.model, stream.method, stream.scenario.name, unit.phase,
-          unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category)
-         for stream in streams for unit in stream.units()),
-    )
-    await journal.commit(batch)
+    run = NewRun(run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
+                 dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget,
+                 os.getpid())
+    units = (UnitRow(run_id, unit.unit_id, stream.stream_id, stream.model, stream.method, stream.scenario.name,
+                     unit.phase, unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category)
+             for stream in streams for unit in stream.units())
+    await journal.commit(Batch().new_run(run, units))
 
 
 async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:
-    row = await journal.fetchone("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+    row = await journal.read.run(run_id)
     if row is None:
         raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
-    if row["status"] == "completed":
+    if row.status == "completed":
         raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")
-    if row["status"] == "running" and process_alive(row["pid"]) and row["pid"] != os.getpid():
-        raise ShiftbenchInputError(f"run {run_id} is still running in process {row['pid']}; stop it first "
+    if row.status == "running" and process_alive(row.pid) and row.pid != os.getpid():
+        raise ShiftbenchInputError(f"run {run_id} is still running in process {row.pid}; stop it first "
                                    "(Ctrl-C) or wait for it to end")
-    config = config_from_json(row["config"])
-    if config_hash(config) != row["config_hash"]:
+    config = config_from_json(row.config)
+    if config_hash(config) != row.config_hash:
         raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
                                    "the journal was edited, start a new run")
-    dataset = load_dataset(row["dataset_path"], only=config.scenarios)
-    _check_same_dataset(run_id, row["dataset_path"], orjson.loads(row["dataset_files"]), row["dataset_fingerprint"],
-                        dataset)
+    dataset = load_dataset(row.dataset_path, only=config.scenarios)
+    _check_same_dataset(run_id, row.dataset_path, orjson.loads(row.dataset_files), row.dataset_fingerprint, dataset)
     return config, dataset
 
 
@@ -182,8 +173,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
                  models: dict[str, ModelEntry], prices: dict[str, Price | None], tally: RetryTally,
                  display_kind: str, say: Callable[[str], None]) -> RunOutcome:
     # Only now, with every check passed, is the run this process's: a refused resume leaves it as it was.
-    await journal.commit(Batch().add("UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?",
-                                     (os.getpid(), run_id)))
+    await journal.commit(Batch().run_started(run_id, os.getpid()))
     progress = await _progress(journal, run_id, streams)
 
     def count_retry(notice: RetryNotice) -> None:
@@ -191,10 +181,10 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
 
     tally.listeners.append(count_retry)
     budget = await _budget(journal, run_id, config.budget, progress)
-    cached = await journal.fetchall("SELECT DISTINCT unit_id FROM response_cache WHERE run_id = ?", (run_id,))
+    cached = await journal.read.cached_units(run_id)
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
                           budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
-                          replayable={row[0] for row in cached})
+                          replayable=cached)
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                     judges=judge_factory(config.judge, clients))
@@ -217,8 +207,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
 async def _budget(journal: Journal, run_id: str, cap: float | None, progress: RunProgress) -> Budget | None:
     """The run's cap, starting from what the run already spent (all its journaled calls)."""
     progress.budget_usd = cap
-    row = await journal.fetchone("SELECT COALESCE(SUM(cost_usd), 0) FROM model_calls WHERE run_id = ?", (run_id,))
-    spent = float(row[0]) if row else 0.0
+    spent = (await journal.read.spend(run_id)).total
     progress.spent_usd = spent
     if cap is None:
         return None
@@ -278,21 +267,16 @@ async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> Run
     progress = RunProgress(run_id=run_id, journal_path=str(journal.path))
     for stream in streams:
         progress.streams[stream.stream_id] = stream_progress(stream)
-    rows = await journal.fetchall(
-        "SELECT u.stream_id, u.phase, e.category, e.reward FROM units u JOIN episodes e "
-        "ON e.run_id = u.run_id AND e.unit_id = u.unit_id WHERE u.run_id = ?", (run_id,))
-    for row in rows:
-        live = progress.streams[row[0]]
-        if row[1] == "serving":
+    for episode in await journal.read.finished_episodes(run_id):
+        live = progress.streams[episode.stream_id]
+        if episode.phase == "serving":
             live.serving_done += 1
         else:
-            live.record_test(row[2], row[3])
+            live.record_test(episode.category, episode.reward)
     progress.resumed_units = progress.done
     return progress
 
 
 async def _finish(journal: Journal, run_id: str, status: str, reason: str) -> None:
     with anyio.CancelScope(shield=True):
-        await journal.commit(Batch().add(
-            "UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE run_id = ?",
-            (status, reason, time.time(), run_id)))
+        await journal.commit(Batch().run_ended(run_id, status, reason, time.time()))

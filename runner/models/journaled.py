@@ -16,7 +16,7 @@ import anyio
 import orjson
 
 from runner.errors import InfrastructureError
-from runner.journal import Batch, Journal
+from runner.journal import Batch, Journal, ModelCallRow
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
 from simulators.protocol import AssistantTurn, ToolCall
 
@@ -46,8 +46,9 @@ def _decode(raw: bytes) -> ModelResponse:
 class JournaledModel:
     def __init__(self, inner: ModelClient, journal: Journal, run_id: str, unit_id: str, stream_id: str,
                  purpose: Purpose = "agent", replayable: Container[str] | None = None) -> None:
-        """`replayable`: the units that have cached answers (None: look every call up). A unit outside it
-        has never had a call answered, so its calls skip the lookup: on a fresh run, all of them."""
+        """`replayable`: the units that have cached answers (None: any unit may have). A unit outside it
+        has never had a call answered, so its calls never read the journal: on a fresh run, all of them.
+        A unit inside it reads its answers once, at its first call, and answers the rest from memory."""
         self._inner = inner
         self._journal = journal
         self._run_id = run_id
@@ -55,6 +56,7 @@ class JournaledModel:
         self._stream_id = stream_id
         self._purpose = purpose
         self._look_up = replayable is None or unit_id in replayable
+        self._answers: dict[str, bytes] | None = None
 
     @property
     def name(self) -> str:
@@ -62,11 +64,9 @@ class JournaledModel:
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
         key = request_hash(self._run_id, self._unit_id, self.name, request)
-        row = None
-        if self._look_up:
-            row = await self._journal.fetchone("SELECT response FROM response_cache WHERE request_hash = ?", (key,))
-        if row is not None:
-            response = _decode(row[0])
+        cached = await self._cached(key)
+        if cached is not None:
+            response = _decode(cached)
             # Replayed: nothing is paid again; the call is journaled at zero cost for the record.
             await self._journal.enqueue(self._call_row(key, response, 0.0, from_cache=True, cost=0.0))
             return ModelResponse(response.turn, Usage(), 0.0)
@@ -83,9 +83,10 @@ class JournaledModel:
             raise
         batch = self._call_row(key, response, time.monotonic() - started, from_cache=False,
                                cost=response.cost_usd)
-        batch.add("INSERT OR REPLACE INTO response_cache (request_hash, run_id, unit_id, model, response, "
-                  "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                  (key, self._run_id, self._unit_id, self.name, _encode(response), time.time()))
+        encoded = _encode(response)
+        batch.cached_answer(key, self._run_id, self._unit_id, self.name, encoded, time.time())
+        if self._answers is not None:
+            self._answers[key] = encoded  # as the journal will hold it: asked again, it replays
         # Not awaited: the episode that made this call commits after it (the writer keeps arrival order),
         # so a crash can lose only the record of a call whose episode was still in flight.
         await self._journal.enqueue(batch)
@@ -95,11 +96,16 @@ class JournaledModel:
                   status: str = "ok", error: str = "") -> Batch:
         usage = response.usage if not from_cache else Usage()
         attempts = 0 if from_cache else response.attempts
-        return Batch().add(
-            "INSERT INTO model_calls (run_id, unit_id, stream_id, purpose, model, request_hash, status, attempts, "
-            "from_cache, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_usd, "
-            "latency_s, created_at, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, status, attempts,
-             int(from_cache), usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
-             usage.output_tokens, cost, latency, time.time(), error),
-        )
+        return Batch().model_call(ModelCallRow(
+            self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, status, attempts,
+            from_cache, usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
+            usage.output_tokens, cost, latency, time.time(), error,
+        ))
+
+    async def _cached(self, key: str) -> bytes | None:
+        """The unit's paid answer to this request, if any: its answers are read from the journal once."""
+        if not self._look_up:
+            return None
+        if self._answers is None:
+            self._answers = await self._journal.read.cached_answers(self._run_id, self._unit_id)
+        return self._answers.get(key)

@@ -37,7 +37,7 @@ class ClientStack:
     concurrency: int
     model_concurrency: int
     replayable: Container[str] | None = None
-    """Units with cached answers (from the journal, at start); None: look every call up."""
+    """Units with cached answers (from the journal, at start); None: any unit may have some."""
 
     def __post_init__(self) -> None:
         run_wide = PriorityLimiter(self.concurrency)

@@ -20,7 +20,7 @@ from runner.engine import Engine, stream_progress
 from runner.journal import open_journal
 from runner.plan import Stream
 from runner.progress import RunProgress
-from runner.sweep import _create_run
+from runner.sweep import create_run
 from simulators.dataset import Dataset
 from simulators.domain import Domain
 from simulators.model_api import ModelRequest
@@ -113,7 +113,7 @@ async def test_a_run_hands_methods_views_records_and_bulletins_only_by_design(na
     model, registry = ScriptModel(agent_or_method), SpyRegistry()
     async with open_journal(tmp_path / "j.sqlite") as journal:
         dataset = Dataset(root=Path("."), scenarios={scenario.name: scenario}, fingerprint="f", file_hashes={})
-        await _create_run(journal, RUN, SweepConfig(models=("script",), methods=(name,),
+        await create_run(journal, RUN, SweepConfig(models=("script",), methods=(name,),
                                                     scenarios=(scenario.name,)), dataset, [stream])
         progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
         progress.streams[stream.stream_id] = stream_progress(stream)

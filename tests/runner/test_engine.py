@@ -11,7 +11,7 @@ from runner.engine import Engine, stream_progress
 from runner.journal import Journal, open_journal
 from runner.plan import Stream
 from runner.progress import RunProgress
-from runner.sweep import _create_run
+from runner.sweep import create_run
 from simulators.dataset import Dataset
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn, Scenario
@@ -46,7 +46,7 @@ def make_engine(journal: Journal, model: ScriptModel, block_size: int, instances
 async def create(journal: Journal, scenario: Scenario, stream: Stream) -> None:
     dataset = Dataset(root=Path("."), scenarios={scenario.name: scenario}, fingerprint="f", file_hashes={})
     config = SweepConfig(models=("script",), methods=("counting",), scenarios=(scenario.name,))
-    await _create_run(journal, RUN, config, dataset, [stream])
+    await create_run(journal, RUN, config, dataset, [stream])
 
 
 def stream_of(scenario: Scenario) -> Stream:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import stat
+import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -13,7 +15,7 @@ async def test_journal_is_private_and_group_commits_concurrent_batches(tmp_path:
     path = tmp_path / "runs" / "j.sqlite"
     async with open_journal(path) as journal:
         async def write(i: int) -> None:
-            await journal.commit(Batch().add("INSERT INTO meta (key, value) VALUES (?, ?)", (f"k{i}", str(i))))
+            await journal.commit(Batch().set_meta(f"k{i}", str(i)))
 
         async with anyio.create_task_group() as group:
             for i in range(200):
@@ -29,7 +31,7 @@ async def test_a_failing_batch_fails_alone_and_atomically(tmp_path: Path) -> Non
         bad = Batch().add("INSERT INTO meta (key, value) VALUES ('a', '1')").add("INSERT INTO nowhere VALUES (1)")
         with pytest.raises(Exception, match="nowhere"):
             await journal.commit(bad)
-        await journal.commit(Batch().add("INSERT INTO meta (key, value) VALUES ('b', '2')"))
+        await journal.commit(Batch().set_meta("b", "2"))
         keys = {r[0] for r in await journal.fetchall("SELECT key FROM meta")}
     assert "a" not in keys and "b" in keys
 
@@ -60,8 +62,40 @@ async def test_a_journal_of_another_schema_version_is_refused_by_readers_and_wri
 async def test_an_urgent_batch_never_commits_before_what_was_handed_over_earlier(tmp_path: Path) -> None:
     async with open_journal(tmp_path / "j.sqlite") as journal:
         for i in range(50):
-            await journal.enqueue(Batch().add("INSERT INTO meta (key, value) VALUES (?, 'call')", (f"c{i}",)))
-        await journal.commit(Batch(urgent=True).add("INSERT INTO meta (key, value) VALUES ('episode', 'e')"))
+            await journal.enqueue(Batch().set_meta(f"c{i}", "call"))
+        await journal.commit(Batch(urgent=True).set_meta("episode", "e"))
         # When the urgent commit returns, every row handed over before it is durable too.
         rows = await journal.fetchall("SELECT count(*) FROM meta WHERE value = 'call'")
         assert rows[0][0] == 50
+
+
+class _HeldParams:
+    """Statement parameters that hold the writer's thread mid-transaction until released."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+        self.reached = threading.Event()
+        self.release = threading.Event()
+
+    def __len__(self) -> int:
+        self.reached.set()
+        self.release.wait(timeout=60)
+        return len(self.values)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.values[index]
+
+
+async def test_reads_never_see_a_transaction_the_writer_has_not_committed(tmp_path: Path) -> None:
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        held = _HeldParams("second", "2")
+        batch = Batch().set_meta("first", "1").add("INSERT INTO meta (key, value) VALUES (?, ?)", held)
+        async with anyio.create_task_group() as group:
+            group.start_soon(journal.commit, batch)
+            await anyio.to_thread.run_sync(held.reached.wait, 60)
+            # The writer has applied 'first' in its open transaction and is holding on 'second'.
+            seen = {row[0] for row in await journal.fetchall("SELECT key FROM meta")}
+            held.release.set()
+        assert "first" not in seen
+        after = {row[0] for row in await journal.fetchall("SELECT key FROM meta")}
+    assert {"first", "second"} <= after

@@ -1,0 +1,93 @@
+"""The journal: one SQLite file (WAL) that is the single source of truth of every run, and the only
+place in shiftbench that holds SQL (a test fails on SQL anywhere else in the source or `bench/`).
+
+    async with open_journal(path) as journal:                      # writer task + its own reader
+        await journal.commit(Batch(urgent=True).episode(row).unit_done(run_id, unit_id))
+        await journal.enqueue(Batch().model_call(call))           # not awaited: durable before any
+                                                                   # batch committed after it
+        done = await journal.read.done_units(run_id, stream_id)    # committed rows only
+    async with read_only(path) as reader:                          # reports, `runs`: no writer
+        spend = await reader.spend(run_id)
+
+Modules: `schema` (tables, SCHEMA_VERSION, opening connections; another version is refused with one
+line), `rows` (typed rows written and read, `CheckpointKey`, `Spend`), `batch` (`Batch` and its typed
+writers), `reader` (`Reader` and its named queries), `writer` (`Journal`: one writer task, group commit,
+urgent batches first, a shielded commit, a bad batch fails only its caller).
+
+Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_ended`, `run_config`,
+`episode(EpisodeRow)`, `unit_done`, `checkpoint(run_id, stream_id, CheckpointKey, position, state)`,
+`model_call(ModelCallRow)`, `cached_answer`, `set_meta`.
+
+Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
+- the runner: `run`, `done_units`, `checkpoint`, `serving_records_after`, `finished_episodes`,
+  `episode_count`, `model_call_count`, `spend`;
+- the response cache: `cached_units` (at run start), `cached_answers` (once per unit when its episode
+  asks its first question; a unit without cached rows never reads);
+- `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
+- reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `stream_episodes`.
+"Spent" has one definition: `Spend` (calls by purpose; the episodes' agent cost when a run journaled
+no agent calls), returned by `spend` and `spend_by_run`.
+
+Adding one: a writer is a `Batch` method that appends `self._add("kind", SQL, params)` with its SQL as
+a module constant in `batch.py` (a row with many columns gets a NamedTuple in `rows.py` whose fields
+are the columns in order, so the row is its own parameters); a query is a `Reader` method over
+`self._rows(SQL, params)` returning a NamedTuple of `rows.py` (or a set/dict/int), its SQL a module
+constant in `reader.py`. A schema change bumps SCHEMA_VERSION. `Batch.add` and `Journal.fetchall` /
+`fetchone` take raw SQL for tests only (planting rows or faults, ad-hoc assertions).
+
+Meters (bench/): `journal.commits`, `journal.batches`, `journal.writer_s` (time inside transactions),
+and `journal.observe(JournalObserver)` for every commit's wait, hand-over and read.
+"""
+
+from runner.journal.batch import Batch, Statement
+from runner.journal.reader import Reader, round_trip_us
+from runner.journal.rows import (
+    CallUsage,
+    CheckpointKey,
+    EpisodeCost,
+    EpisodeRow,
+    FinishedEpisode,
+    ModelCallRow,
+    NewRun,
+    PlannedSetting,
+    RunRow,
+    Spend,
+    StoredCheckpoint,
+    StreamEpisodes,
+    StreamNames,
+    TestScore,
+    UnitProgress,
+    UnitRow,
+)
+from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync
+from runner.journal.writer import Journal, JournalObserver, open_journal, read_only
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Batch",
+    "CallUsage",
+    "CheckpointKey",
+    "EpisodeCost",
+    "EpisodeRow",
+    "FinishedEpisode",
+    "Journal",
+    "JournalError",
+    "JournalObserver",
+    "ModelCallRow",
+    "NewRun",
+    "PlannedSetting",
+    "Reader",
+    "RunRow",
+    "Spend",
+    "Statement",
+    "StoredCheckpoint",
+    "StreamEpisodes",
+    "StreamNames",
+    "TestScore",
+    "UnitProgress",
+    "UnitRow",
+    "connect_sync",
+    "open_journal",
+    "read_only",
+    "round_trip_us",
+]

@@ -1,0 +1,112 @@
+"""A `Batch`: rows committed together, atomically, built with one typed writer per kind of row.
+
+Every statement the runner writes is here, named by what it records. A statement carries its `kind`
+(the writer's name), so a meter can tell a serving block's checkpoint from a model call without
+reading SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from runner.journal.rows import CheckpointKey, EpisodeRow, ModelCallRow, NewRun, UnitRow
+
+__all__ = ["Batch", "Statement"]
+
+
+def _insert(table: str, columns: Sequence[str], constants: str = "") -> str:
+    """An INSERT of a row type's fields, in order (so the row is the parameters), plus fixed values."""
+    names = ", ".join(columns) + (f", {constants.split('=')[0]}" if constants else "")
+    values = ", ".join("?" * len(columns)) + (f", {constants.split('=')[1]}" if constants else "")
+    return f"INSERT INTO {table} ({names}) VALUES ({values})"
+
+
+_NEW_RUN = _insert("runs", NewRun._fields, constants="status='running'")
+_UNIT = _insert("units", UnitRow._fields)
+_EPISODE = _insert("episodes", EpisodeRow._fields)
+_MODEL_CALL = _insert("model_calls", ModelCallRow._fields)
+_UNIT_DONE = "UPDATE units SET status = 'done', attempts = attempts + 1 WHERE run_id = ? AND unit_id = ?"
+_CHECKPOINT = ("INSERT OR REPLACE INTO checkpoints (run_id, stream_id, label, position, state) "
+               "VALUES (?, ?, ?, ?, ?)")
+_CACHED_ANSWER = ("INSERT OR REPLACE INTO response_cache (request_hash, run_id, unit_id, model, response, "
+                  "created_at) VALUES (?, ?, ?, ?, ?, ?)")
+_RUN_STARTED = "UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?"
+_RUN_ENDED = "UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE run_id = ?"
+_RUN_CONFIG = "UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?"
+_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+
+
+class Statement(NamedTuple):
+    kind: str
+    """The typed writer that made it ('episode', 'checkpoint', 'model_call', ...; 'sql' for `add`)."""
+    sql: str
+    params: Sequence[Any]
+
+
+@dataclass
+class Batch:
+    """Rows committed together, atomically. `many` rows go through executemany."""
+
+    statements: list[Statement] = field(default_factory=list)
+    many: list[tuple[str, list[Sequence[Any]]]] = field(default_factory=list)
+    urgent: bool = False
+    """On the critical path (a serving block): committed ahead of the other batches waiting with it."""
+
+    # ---------------------------------------------------------------------------------- typed writers
+
+    def new_run(self, run: NewRun, units: Iterable[UnitRow]) -> Batch:
+        """A run (status 'running') and its planned units."""
+        self._add("new_run", _NEW_RUN, run)
+        self.many.append((_UNIT, list(units)))
+        return self
+
+    def run_started(self, run_id: str, pid: int) -> Batch:
+        """The run is this process's now (a resume takes it over)."""
+        return self._add("run_status", _RUN_STARTED, (pid, run_id))
+
+    def run_ended(self, run_id: str, status: str, stop_reason: str, at: float) -> Batch:
+        """How the run ended: completed, interrupted, budget_exhausted, failed (and why)."""
+        return self._add("run_status", _RUN_ENDED, (status, stop_reason, at, run_id))
+
+    def run_config(self, run_id: str, config_json: str, budget_usd: float | None) -> Batch:
+        """A resume's new budget cap, in the stored config and its own column."""
+        return self._add("run_config", _RUN_CONFIG, (config_json, budget_usd, run_id))
+
+    def episode(self, row: EpisodeRow) -> Batch:
+        return self._add("episode", _EPISODE, row)
+
+    def unit_done(self, run_id: str, unit_id: str) -> Batch:
+        return self._add("unit_done", _UNIT_DONE, (run_id, unit_id))
+
+    def checkpoint(self, run_id: str, stream_id: str, key: CheckpointKey, position: int, state: bytes) -> Batch:
+        """A method state (replacing the stream's previous one under the same key)."""
+        return self._add("checkpoint", _CHECKPOINT, (run_id, stream_id, key.label, position, state))
+
+    def model_call(self, row: ModelCallRow) -> Batch:
+        return self._add("model_call", _MODEL_CALL, row)
+
+    def cached_answer(self, request_hash: str, run_id: str, unit_id: str, model: str, response: bytes,
+                      created_at: float) -> Batch:
+        """A paid answer, replayed when the same unit asks the same request again."""
+        return self._add("cached_answer", _CACHED_ANSWER, (request_hash, run_id, unit_id, model, response,
+                                                           created_at))
+
+    def set_meta(self, key: str, value: str) -> Batch:
+        return self._add("meta", _META, (key, value))
+
+    # ------------------------------------------------------------------------------------- raw SQL
+
+    def add(self, sql: str, params: Sequence[Any] = ()) -> Batch:
+        """Raw SQL: for tests that plant rows or faults. Source code adds a typed writer above."""
+        return self._add("sql", sql, params)
+
+    def add_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> Batch:
+        """Raw SQL over many rows: for tests. Source code adds a typed writer above."""
+        self.many.append((sql, list(rows)))
+        return self
+
+    def _add(self, kind: str, sql: str, params: Sequence[Any]) -> Batch:
+        self.statements.append(Statement(kind, sql, params))
+        return self

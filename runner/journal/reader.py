@@ -1,0 +1,232 @@
+"""Named queries over a read-only connection: everything the runner, the reports and `bench/` read.
+
+A `Reader` has its own connection, so under WAL it reads beside the writer without waiting for it and
+only ever sees committed transactions. Each query is one method returning typed rows; one aiosqlite
+round trip each (`execute_fetchall`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import aiosqlite
+
+from runner.journal.rows import (
+    CallUsage,
+    CheckpointKey,
+    EpisodeCost,
+    FinishedEpisode,
+    PlannedSetting,
+    RunRow,
+    Spend,
+    StoredCheckpoint,
+    StreamEpisodes,
+    StreamNames,
+    TestScore,
+    UnitProgress,
+)
+
+__all__ = ["Reader", "round_trip_us"]
+
+ReadObserver = Callable[[float], None]
+"""Called with the seconds each read took (a benchmark's meter)."""
+
+_RUN_COLUMNS = ", ".join(RunRow._fields)
+
+# ---------------------------------------------------------------------------------------- the runner
+_RUN = f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?"
+_DONE_UNITS = "SELECT unit_id FROM units WHERE run_id = ? AND stream_id = ? AND status = 'done'"
+_CHECKPOINT = "SELECT position, state FROM checkpoints WHERE run_id = ? AND stream_id = ? AND label = ?"
+_SERVING_RECORDS_AFTER = (
+    "SELECT u.task_id, e.record FROM units u JOIN episodes e ON e.run_id = u.run_id AND e.unit_id = u.unit_id "
+    "WHERE u.run_id = ? AND u.stream_id = ? AND u.phase = 'serving' AND u.position > ?")
+_FINISHED_EPISODES = (
+    "SELECT u.stream_id, u.phase, e.category, e.reward FROM units u JOIN episodes e "
+    "ON e.run_id = u.run_id AND e.unit_id = u.unit_id WHERE u.run_id = ?")
+_EPISODE_COUNT = "SELECT count(*) FROM episodes WHERE run_id = ?"
+_CACHED_UNITS = "SELECT DISTINCT unit_id FROM response_cache WHERE run_id = ?"
+_CACHED_ANSWERS = "SELECT request_hash, response FROM response_cache WHERE run_id = ? AND unit_id = ?"
+_CALL_COUNT = "SELECT count(*) FROM model_calls WHERE run_id = ?"
+
+# ------------------------------------------------------------------------------- spend (one rule)
+# Calls by purpose and the episodes' own agent cost (purpose NULL), per run; `Spend` applies the rule.
+_SPEND = """
+SELECT run_id, purpose, sum(cost_usd) FROM model_calls {where} GROUP BY run_id, purpose
+UNION ALL
+SELECT run_id, NULL, sum(cost_usd) FROM episodes {where} GROUP BY run_id
+"""
+_SPEND_OF_RUN = _SPEND.format(where="WHERE run_id = ?")
+_SPEND_OF_ALL = _SPEND.format(where="")
+
+# ----------------------------------------------------------------------------------------- `runs`
+_RUNS = f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created_at DESC"
+_UNIT_PROGRESS = "SELECT run_id, count(*), sum(status = 'done') FROM units GROUP BY run_id"
+_STREAM_NAMES = "SELECT run_id, model, method FROM units GROUP BY run_id, model, method ORDER BY min(rowid)"
+
+# ---------------------------------------------------------------------------------------- reports
+# Ordered by first planned unit, so streams appear in the order the run configured them.
+_PLANNED_SETTINGS = """
+SELECT model, method, scenario, sum(phase = 'test'), sum(phase = 'test' AND status = 'done')
+FROM units WHERE run_id = ? GROUP BY model, method, scenario ORDER BY min(rowid)
+"""
+_TEST_SCORES = """
+SELECT u.model, u.method, u.scenario, u.window, e.category, count(*), sum(e.reward)
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ? AND u.phase = 'test'
+GROUP BY u.model, u.method, u.scenario, u.window, e.category
+"""
+_EPISODE_COSTS = """
+SELECT u.model, u.method, e.latency_s, e.input_tokens, e.output_tokens, e.cost_usd
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ?
+"""
+# A call belongs to its unit's stream; calls outside any unit (a method's update) fall back to their
+# stream id, mapped through the units table so model names containing '/' are never split.
+_CALL_USAGE = """
+SELECT coalesce(u.model, s.model), coalesce(u.method, s.method), c.purpose,
+       sum(c.input_tokens), sum(c.output_tokens), sum(c.cost_usd)
+FROM model_calls c
+LEFT JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
+LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?) s
+       ON s.stream_id = c.stream_id
+WHERE c.run_id = ?
+GROUP BY 1, 2, 3
+"""
+_STREAM_EPISODES = """
+SELECT u.stream_id, u.phase, count(*), sum(e.turns), max(e.finished_at)
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ? GROUP BY u.stream_id, u.phase
+"""
+
+
+class Reader:
+    """The journal's named queries, over one read-only connection."""
+
+    def __init__(self, connection: aiosqlite.Connection) -> None:
+        self._connection = connection
+        self.observer: ReadObserver | None = None
+
+    # ------------------------------------------------------------------------------------- the runner
+
+    async def run(self, run_id: str) -> RunRow | None:
+        rows = await self._rows(_RUN, (run_id,))
+        return RunRow._make(rows[0]) if rows else None
+
+    async def done_units(self, run_id: str, stream_id: str) -> set[str]:
+        """The units of a stream whose episode is journaled: a resume skips them."""
+        return {row[0] for row in await self._rows(_DONE_UNITS, (run_id, stream_id))}
+
+    async def checkpoint(self, run_id: str, stream_id: str, key: CheckpointKey) -> StoredCheckpoint | None:
+        rows = await self._rows(_CHECKPOINT, (run_id, stream_id, key.label))
+        return StoredCheckpoint._make(rows[0]) if rows else None
+
+    async def serving_records_after(self, run_id: str, stream_id: str, position: int) -> dict[str, bytes]:
+        """Task id -> episode record (JSON bytes) of the stream's serving episodes journaled after a
+        checkpoint's position: what a resume replays `learn` on."""
+        return {row[0]: row[1] for row in await self._rows(_SERVING_RECORDS_AFTER, (run_id, stream_id, position))}
+
+    async def finished_episodes(self, run_id: str) -> list[FinishedEpisode]:
+        return [FinishedEpisode._make(row) for row in await self._rows(_FINISHED_EPISODES, (run_id,))]
+
+    async def episode_count(self, run_id: str) -> int:
+        return int((await self._rows(_EPISODE_COUNT, (run_id,)))[0][0])
+
+    async def model_call_count(self, run_id: str) -> int:
+        return int((await self._rows(_CALL_COUNT, (run_id,)))[0][0])
+
+    async def spend(self, run_id: str) -> Spend:
+        """What the run spent, by purpose (`Spend` holds the rule); the budget, pilot, `runs` and the
+        report all read it here."""
+        return _spends(await self._rows(_SPEND_OF_RUN, (run_id, run_id))).get(run_id, Spend())
+
+    # ------------------------------------------------------------------------------ the response cache
+
+    async def cached_units(self, run_id: str) -> set[str]:
+        """The units of a run with cached answers: every other unit's calls skip the cache."""
+        return {row[0] for row in await self._rows(_CACHED_UNITS, (run_id,))}
+
+    async def cached_answers(self, run_id: str, unit_id: str) -> dict[str, bytes]:
+        """Request hash -> response (JSON bytes) of one unit: loaded once when its episode starts."""
+        return {row[0]: row[1] for row in await self._rows(_CACHED_ANSWERS, (run_id, unit_id))}
+
+    # -------------------------------------------------------------------------------------- `runs`
+
+    async def runs(self) -> list[RunRow]:
+        """Every run, newest first."""
+        return [RunRow._make(row) for row in await self._rows(_RUNS)]
+
+    async def unit_progress(self) -> dict[str, UnitProgress]:
+        """Per run: planned units and done ones."""
+        return {row[0]: UnitProgress(int(row[1]), int(row[2] or 0)) for row in await self._rows(_UNIT_PROGRESS)}
+
+    async def stream_names(self) -> list[StreamNames]:
+        """(run, model, method) in planning order."""
+        return [StreamNames._make(row) for row in await self._rows(_STREAM_NAMES)]
+
+    async def spend_by_run(self) -> dict[str, Spend]:
+        return _spends(await self._rows(_SPEND_OF_ALL))
+
+    # ------------------------------------------------------------------------------------- reports
+
+    async def planned_settings(self, run_id: str) -> list[PlannedSetting]:
+        return [PlannedSetting._make(row) for row in await self._rows(_PLANNED_SETTINGS, (run_id,))]
+
+    async def test_scores(self, run_id: str) -> list[TestScore]:
+        """Finished test episodes per (model, method, scenario, window, category): count and reward sum."""
+        return [TestScore._make(row) for row in await self._rows(_TEST_SCORES, (run_id,))]
+
+    async def episode_costs(self, run_id: str) -> list[EpisodeCost]:
+        return [EpisodeCost._make(row) for row in await self._rows(_EPISODE_COSTS, (run_id,))]
+
+    async def call_usage(self, run_id: str) -> list[CallUsage]:
+        return [CallUsage._make(row) for row in await self._rows(_CALL_USAGE, (run_id, run_id))]
+
+    async def stream_episodes(self, run_id: str) -> list[StreamEpisodes]:
+        """Per stream and phase: episodes, turns, when the last one was journaled (a benchmark's clock)."""
+        return [StreamEpisodes._make(row) for row in await self._rows(_STREAM_EPISODES, (run_id,))]
+
+    # ------------------------------------------------------------------------------------ ad hoc
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Raw SQL: for tests' assertions. Source code adds a named query above."""
+        return await self._rows(sql, params)
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        """Raw SQL: for tests' assertions. Source code adds a named query above."""
+        rows = await self._rows(sql, params)
+        return rows[0] if rows else None
+
+    async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        if self.observer is None:
+            return [tuple(row) for row in await self._connection.execute_fetchall(sql, params)]
+        started = time.perf_counter()
+        try:
+            return [tuple(row) for row in await self._connection.execute_fetchall(sql, params)]
+        finally:
+            self.observer(time.perf_counter() - started)
+
+
+def _spends(rows: list[tuple[Any, ...]]) -> dict[str, Spend]:
+    calls: dict[str, dict[str, float]] = defaultdict(dict)
+    episodes: dict[str, float] = {}
+    for run_id, purpose, cost in rows:
+        if purpose is None:
+            episodes[run_id] = float(cost or 0.0)
+        else:
+            calls[run_id][purpose] = float(cost or 0.0)
+    return {run_id: Spend(calls.get(run_id, {}), episodes.get(run_id, 0.0)) for run_id in set(calls) | set(episodes)}
+
+
+async def round_trip_us(calls: int = 500) -> float:
+    """One aiosqlite call (a trivial query on an in-memory database), in microseconds: the thread hop
+    every journal statement and read pays. On a 2-core VM it swings with the other core's load, so
+    benchmarks record it next to their figures."""
+    async with aiosqlite.connect(":memory:") as db:
+        await db.execute("SELECT 1")
+        started = time.perf_counter()
+        for _ in range(calls):
+            await db.execute("SELECT 1")
+        return round(1e6 * (time.perf_counter() - started) / calls, 1)

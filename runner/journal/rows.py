@@ -1,0 +1,245 @@
+"""Typed rows: what the journal stores and what its named queries return.
+
+Rows written are NamedTuples whose fields are the table's columns in order, so a row is its own
+statement parameters (no copying on the model-call path). Rows read are NamedTuples of the query's
+columns. `CheckpointKey` names a stream's checkpoints instead of string labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+__all__ = [
+    "CallUsage",
+    "CheckpointKey",
+    "EpisodeCost",
+    "EpisodeRow",
+    "FinishedEpisode",
+    "ModelCallRow",
+    "NewRun",
+    "PlannedSetting",
+    "RunRow",
+    "Spend",
+    "StoredCheckpoint",
+    "StreamEpisodes",
+    "StreamNames",
+    "TestScore",
+    "UnitProgress",
+    "UnitRow",
+]
+
+
+# ------------------------------------------------------------------------------------------- written
+
+class NewRun(NamedTuple):
+    """A run as `start_sweep` journals it (status 'running'); config and dataset_files are JSON text."""
+
+    run_id: str
+    created_at: float
+    updated_at: float
+    config: str
+    config_hash: str
+    dataset_path: str
+    dataset_fingerprint: str
+    dataset_files: str
+    code_version: str
+    budget_usd: float | None
+    pid: int
+
+
+class UnitRow(NamedTuple):
+    """One planned unit of work (an episode to run), status 'pending' until its episode is journaled."""
+
+    run_id: str
+    unit_id: str
+    stream_id: str
+    model: str
+    method: str
+    scenario: str
+    phase: str
+    window: int
+    seq: int
+    task_id: str
+    position: int
+    category: str
+
+
+class EpisodeRow(NamedTuple):
+    """A finished episode; `record` and `grade_details` are JSON bytes."""
+
+    run_id: str
+    unit_id: str
+    stream_id: str
+    reward: float
+    judge: str
+    category: str
+    turns: int
+    tool_calls: int
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    end_reason: str
+    record: bytes
+    grade_details: bytes
+    finished_at: float
+
+
+class ModelCallRow(NamedTuple):
+    """One model call: paid, replayed from the cache (cost 0) or failed (what it was billed for)."""
+
+    run_id: str
+    unit_id: str
+    stream_id: str
+    purpose: str
+    model: str
+    request_hash: str
+    status: str
+    attempts: int
+    from_cache: bool
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    created_at: float
+    error: str
+
+
+@dataclass(frozen=True)
+class CheckpointKey:
+    """Which checkpoint of a stream: its latest (what a resume restores), or the state at the end of one
+    window's serving (what that window's test set runs against)."""
+
+    window: int | None = None
+
+    @classmethod
+    def latest(cls) -> CheckpointKey:
+        return cls()
+
+    @classmethod
+    def window_end(cls, window: int) -> CheckpointKey:
+        return cls(window)
+
+    @property
+    def label(self) -> str:
+        """The stored label (part of the schema: 'latest' or 'window:N')."""
+        return "latest" if self.window is None else f"window:{self.window}"
+
+
+# ---------------------------------------------------------------------------------------------- read
+
+class RunRow(NamedTuple):
+    run_id: str
+    created_at: float
+    updated_at: float
+    status: str
+    stop_reason: str
+    config: str
+    config_hash: str
+    dataset_path: str
+    dataset_fingerprint: str
+    dataset_files: str
+    code_version: str
+    budget_usd: float | None
+    pid: int
+
+
+class StoredCheckpoint(NamedTuple):
+    position: int
+    """The timestamp of the last serving task the state has learned from."""
+    state: bytes
+
+
+class FinishedEpisode(NamedTuple):
+    stream_id: str
+    phase: str
+    category: str
+    reward: float
+
+
+class UnitProgress(NamedTuple):
+    total: int
+    done: int
+
+
+class StreamNames(NamedTuple):
+    run_id: str
+    model: str
+    method: str
+
+
+class PlannedSetting(NamedTuple):
+    model: str
+    method: str
+    scenario: str
+    planned: int
+    """Planned test units."""
+    done: int
+
+
+class TestScore(NamedTuple):
+    model: str
+    method: str
+    scenario: str
+    window: int
+    category: str
+    n: int
+    total: float
+
+
+class EpisodeCost(NamedTuple):
+    model: str
+    method: str
+    latency_s: float
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+class CallUsage(NamedTuple):
+    """Model calls of one (model, method, purpose); model and method are None for a call no unit or
+    stream of the run claims."""
+
+    model: str | None
+    method: str | None
+    purpose: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+class StreamEpisodes(NamedTuple):
+    stream_id: str
+    phase: str
+    episodes: int
+    turns: int
+    last_finished_at: float
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What a run spent. The one place the rule lives: its model calls by purpose, with the episodes'
+    own agent cost standing in when the run journaled no agent calls (scripted or older runs)."""
+
+    calls: Mapping[str, float] = field(default_factory=dict)
+    """Journaled model calls, by purpose."""
+    episodes_agent_usd: float = 0.0
+
+    @property
+    def agent_calls_journaled(self) -> bool:
+        return "agent" in self.calls
+
+    @property
+    def by_purpose(self) -> dict[str, float]:
+        if self.agent_calls_journaled:
+            return dict(self.calls)
+        return {**self.calls, "agent": self.episodes_agent_usd}
+
+    @property
+    def total(self) -> float:
+        return sum(self.by_purpose.values(), 0.0)

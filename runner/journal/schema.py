@@ -1,0 +1,158 @@
+"""The journal's tables, its schema version, and how a connection to it is opened (writer or reader).
+
+A journal written by another schema version is refused with one line naming the file; the version
+changes only when the tables do.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import aiosqlite
+
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer"]
+
+SCHEMA_VERSION = "2"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+    status TEXT NOT NULL, stop_reason TEXT NOT NULL DEFAULT '',
+    config TEXT NOT NULL, config_hash TEXT NOT NULL,
+    dataset_path TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, dataset_files TEXT NOT NULL DEFAULT '{}',
+    code_version TEXT NOT NULL, budget_usd REAL, pid INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS units (
+    run_id TEXT NOT NULL, unit_id TEXT NOT NULL, stream_id TEXT NOT NULL,
+    model TEXT NOT NULL, method TEXT NOT NULL, scenario TEXT NOT NULL,
+    phase TEXT NOT NULL, window INTEGER NOT NULL, seq INTEGER NOT NULL,
+    task_id TEXT NOT NULL, position INTEGER NOT NULL, category TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, unit_id)
+);
+CREATE INDEX IF NOT EXISTS units_by_stream ON units (run_id, stream_id, phase, status);
+CREATE TABLE IF NOT EXISTS episodes (
+    run_id TEXT NOT NULL, unit_id TEXT NOT NULL, stream_id TEXT NOT NULL,
+    reward REAL NOT NULL, judge TEXT NOT NULL, category TEXT NOT NULL,
+    turns INTEGER NOT NULL, tool_calls INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL, latency_s REAL NOT NULL, end_reason TEXT NOT NULL,
+    record BLOB NOT NULL, grade_details BLOB NOT NULL, finished_at REAL NOT NULL,
+    PRIMARY KEY (run_id, unit_id)
+);
+CREATE TABLE IF NOT EXISTS model_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, unit_id TEXT NOT NULL,
+    stream_id TEXT NOT NULL, purpose TEXT NOT NULL, model TEXT NOT NULL, request_hash TEXT NOT NULL,
+    status TEXT NOT NULL, attempts INTEGER NOT NULL, from_cache INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL, latency_s REAL NOT NULL, created_at REAL NOT NULL, error TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS calls_by_run ON model_calls (run_id, purpose);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    run_id TEXT NOT NULL, stream_id TEXT NOT NULL, label TEXT NOT NULL,
+    position INTEGER NOT NULL, state BLOB NOT NULL,
+    PRIMARY KEY (run_id, stream_id, label)
+);
+CREATE TABLE IF NOT EXISTS response_cache (
+    request_hash TEXT PRIMARY KEY, run_id TEXT NOT NULL, unit_id TEXT NOT NULL, model TEXT NOT NULL,
+    response BLOB NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cache_by_unit ON response_cache (run_id, unit_id);
+"""
+
+_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=10000")
+_VERSION_SQL = "SELECT value FROM meta WHERE key = 'schema_version'"
+
+
+class JournalError(ShiftbenchInputError):
+    """The journal file cannot be used (unreadable, not a journal, newer schema)."""
+
+
+def _create_private(path: Path) -> None:
+    """Create the journal file readable by its owner only, before SQLite opens it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    os.chmod(path, 0o600)
+
+
+def _prepare(path: Path, create: bool) -> None:
+    if create:
+        try:
+            _create_private(path)
+        except OSError as exc:
+            raise JournalError(f"{path}: cannot create the journal ({exc.strerror}); "
+                               "pass --journal PATH in a writable folder") from exc
+    elif not path.is_file():
+        raise JournalError(f"{path}: no journal here; pass --journal PATH to the one your run printed")
+
+
+def _read_only_uri(path: Path) -> str:
+    # as_uri() escapes what a URI would misread in a path ('?', '#', '%', spaces).
+    return f"{path.resolve().as_uri()}?mode=ro"
+
+
+def _refuse_version(path: Path, found: str | None) -> None:
+    if found != SCHEMA_VERSION:
+        raise JournalError(f"{path}: journal schema version {found or 'none'}, this shiftbench reads "
+                           f"{SCHEMA_VERSION}; use a shiftbench of the version that wrote it")
+
+
+async def connect_writer(path: Path, create: bool) -> aiosqlite.Connection:
+    """The writer's connection: WAL, the schema created if missing, the version checked."""
+    _prepare(path, create)
+    connection = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        for pragma in _PRAGMAS:
+            await connection.execute(pragma)
+        await connection.executescript(SCHEMA)
+        await connection.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                                 (SCHEMA_VERSION,))
+        rows = await connection.execute_fetchall(_VERSION_SQL)
+        _refuse_version(path, next((str(row[0]) for row in rows), None))
+    except sqlite3.DatabaseError as exc:
+        await connection.close()
+        raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc}); "
+                           "pass --journal PATH to a journal file, or a new path to start one") from exc
+    except BaseException:
+        await connection.close()
+        raise
+    return connection
+
+
+async def connect_reader(path: Path) -> aiosqlite.Connection:
+    """A read-only connection: under WAL it reads the last committed state beside the writer, never
+    blocks it, and never sees a transaction the writer has not committed."""
+    _prepare(path, create=False)
+    try:
+        connection = await aiosqlite.connect(_read_only_uri(path), uri=True)
+    except sqlite3.DatabaseError as exc:
+        raise JournalError(f"{path}: cannot be opened ({exc})") from exc
+    try:
+        await connection.execute("PRAGMA busy_timeout=10000")
+        try:
+            rows = await connection.execute_fetchall(_VERSION_SQL)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc})") from exc
+        _refuse_version(path, next((str(row[0]) for row in rows), None))
+    except BaseException:
+        await connection.close()
+        raise
+    return connection
+
+
+def connect_sync(path: Path) -> sqlite3.Connection:
+    """A plain synchronous connection with the journal's pragmas and schema: the floor a benchmark
+    compares the journal's writer with. Not for the runner: it bypasses the one writer."""
+    _prepare(path, create=True)
+    connection = sqlite3.connect(path, isolation_level=None)
+    for pragma in _PRAGMAS:
+        connection.execute(pragma)
+    connection.executescript(SCHEMA)
+    return connection
