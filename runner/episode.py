@@ -20,10 +20,8 @@ from simulators.session import ToolSession
 
 __all__ = ["EpisodeLimits", "EpisodeResult", "run_episode", "system_prompt_for"]
 
-NO_CALL_MESSAGE = (
-    "You did not call a tool. Every turn must make exactly one tool call; "
-    "when the work is done, call finish."
-)
+NO_CALL_MESSAGE = "No tool call was received. Act with exactly ONE tool call (call `finish` to end the episode)."
+"""The harness texts are the public reference's (`servelearnbench/agent.py`), since agents learn from them."""
 
 
 @dataclass(frozen=True)
@@ -105,8 +103,8 @@ def _answer_turn(
         steps.append(Step(turn.reasoning, turn.text, None, "", NO_CALL_MESSAGE, "no tool call"))
         return False, None
     if len(calls) > 1:
-        why = (f"Error: not executed: this turn made {len(calls)} tool calls; "
-               "make exactly one tool call per turn.")
+        why = (f"not executed: {len(calls)} tool calls were received in one turn; only ONE call per turn is "
+               "allowed. Nothing was executed — re-issue the calls one per turn.")
         for call in calls:
             messages.append(Message(role="tool", content=why, tool_call_id=call.id))
         steps.append(Step(turn.reasoning, turn.text, None, "", why, f"{len(calls)} calls in one turn"))

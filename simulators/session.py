@@ -1,27 +1,40 @@
 """One episode's tool side: argument parsing, schemas, documents, the call budget, finish.
 
 The domain world only sees well-formed calls to its own tools. Everything the model can get wrong
-(unknown tool, arguments that are not JSON, a schema violation, calls past the budget, a rejected
-finish) is answered here with an observation the model can act on; nothing raises.
+(unknown tool, arguments that are not a JSON object, a schema violation, calls past the budget, a
+rejected finish) is answered here with an observation the model can act on; nothing raises.
+
+The texts are the public reference's (`servelearnbench/agent.py` `run_turns`, `finish_args_error`;
+`engine/env.py` `Env.step`), since agents learn from them: `not executed: unknown tool 'x'.`, the
+`tool-call budget (50) exhausted` error, `not executed: finish requires 'pitch' (string).`, and
+`{"accepted": true}` for an accepted finish. The reference checks no schema before a domain tool
+runs; a world that answers bad arguments itself (`checks_own_arguments`, the banking world) gets
+them unchecked, any other world's calls are checked against the tool's schema here first.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import orjson
-
+from simulators.documents import read_document
 from simulators.domain import DomainWorld
 from simulators.errors import ToolError
 from simulators.protocol import JSON, ScenarioEnvironment, ToolCall
+from simulators.pycompat import py_type_name
 from simulators.schema import schema_problem
 
-__all__ = ["MAX_TOOL_CALLS", "ToolOutcome", "ToolSession", "read_document"]
+__all__ = ["FINISH_ACK", "MAX_TOOL_CALLS", "ToolOutcome", "ToolSession", "finish_problem", "read_document"]
 
 MAX_TOOL_CALLS = 50
 """Tool calls per episode, `finish` not counted."""
+
+FINISH_ACK = '{"accepted": true}'
+_BUDGET_SPENT = (f"Error: tool-call budget ({MAX_TOOL_CALLS}) exhausted — no further tool calls are possible; "
+                 "submit your final answer with `finish`.")
+_TEMPLATE_MARKUP = re.compile(r"</?arg_key>|</?arg_value>|</?tool_call>|<\|[a-z_]+\|>")
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,7 @@ class ToolOutcome:
 
 
 def not_executed(why: str) -> ToolOutcome:
-    return ToolOutcome(observation=f"Error: not executed: {why}", executed=False)
+    return ToolOutcome(observation=f"not executed: {why}", executed=False)
 
 
 class ToolSession:
@@ -42,6 +55,7 @@ class ToolSession:
         self._environment = environment
         self._world = world
         self._tool_names = environment.tool_names()
+        self._checks_own = bool(getattr(world, "checks_own_arguments", False))
         self.calls_used = 0
 
     @property
@@ -50,23 +64,20 @@ class ToolSession:
 
     def execute(self, call: ToolCall) -> ToolOutcome:
         if call.name not in self._tool_names:
-            known = ", ".join(sorted(self._tool_names))
-            return not_executed(f"unknown tool '{call.name}'. Available tools: {known}.")
+            return not_executed(f"unknown tool '{call.name}'.")
         arguments, problem = parse_arguments(call.arguments)
         if problem:
-            return not_executed(problem)
+            return not_executed(f"arguments must be a JSON object that follows the tool's schema ({problem}).")
         schema = self._environment.tool_schema(call.name) or {}
-        problem = schema_problem(arguments, schema)
         if call.name == "finish":
+            problem = finish_problem(arguments, schema)
             if problem:
-                return ToolOutcome(observation=f"Error: finish rejected: {problem}", executed=True)
-            return ToolOutcome(observation="Episode finished.", executed=True, finished=True,
-                               finish_arguments=arguments)
+                return ToolOutcome(observation=f"not executed: {problem}", executed=True)
+            return ToolOutcome(observation=FINISH_ACK, executed=True, finished=True, finish_arguments=arguments)
         if self.calls_used >= MAX_TOOL_CALLS:
-            return not_executed(
-                f"the budget of {MAX_TOOL_CALLS} tool calls is used up. Call finish now."
-            )
+            return ToolOutcome(observation=_BUDGET_SPENT, executed=False)
         self.calls_used += 1
+        problem = None if self._checks_own and call.name != "read_docs" else schema_problem(arguments, schema)
         if problem:
             return ToolOutcome(observation=f"Error: {problem}", executed=True)
         return ToolOutcome(observation=self._run(call.name, arguments), executed=True)
@@ -74,68 +85,49 @@ class ToolSession:
     def _run(self, name: str, arguments: Mapping[str, JSON]) -> str:
         try:
             if name == "read_docs":
-                return read_document(self._environment.docs, arguments)
+                return read_document(self._environment.docs, arguments, self._environment.system_prompt)
             return self._world.call(name, arguments)
         except ToolError as exc:
             return f"Error: {exc}"
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, JSON], str | None]:
+    """The call's arguments, or the reason they are not a JSON object (Python's own JSON error text,
+    as the reference reports it)."""
     if raw.strip() == "":
         return {}, None
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return {}, f"arguments are not valid JSON ({exc}). Send one JSON object."
+        value = json.loads(raw)
+    except ValueError as exc:
+        return {}, f"invalid JSON: {str(exc)[:80]}"
     if not isinstance(value, dict):
-        return {}, "arguments must be a JSON object."
+        return {}, f"got {py_type_name(value)}, not an object"
     return value, None
 
 
-def read_document(docs: Mapping[str, str], arguments: Mapping[str, JSON]) -> str:
-    """`read_docs(doc[, section])`: a whole document, or the part under one markdown heading."""
-    name = str(arguments.get("doc", "")).strip().lower().removesuffix(".md")
-    if name not in docs:
-        raise ToolError(f"no document '{name}'. Documents: {', '.join(sorted(docs))}.")
-    text = docs[name]
-    section = arguments.get("section")
-    if not section:
-        return text
-    return _section(text, str(section))
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def _find_heading(titles: list[str], wanted: str) -> int | None:
-    """A heading by its text or its slug, whole first, else as the heading's ending: prompts name
-    sections both ways (`Order modifications`, `order-modifications`, `modifications`)."""
-    target = _slug(wanted)
-    if not target:
-        return None
-    slugs = [_slug(title) for title in titles]
-    for index, slug in enumerate(slugs):
-        if slug == target:
-            return index
-    for index, slug in enumerate(slugs):
-        if slug.endswith(f"-{target}"):
-            return index
+def finish_problem(arguments: Mapping[str, JSON], schema: Mapping[str, JSON]) -> str | None:
+    """Why a finish call is rejected, checked against its own schema in the reference's order:
+    missing required fields, unknown fields, empty strings, tool-call markup, enums, and a refusal
+    without a reason."""
+    props: Mapping[str, JSON] = schema.get("properties") or {}
+    missing = [key for key in schema.get("required") or [] if key not in arguments]
+    if missing:
+        listed = ", ".join(f"'{key}' ({(props.get(key) or {}).get('type', 'value')})" for key in missing)
+        return f"finish requires {listed}."
+    unknown = sorted(key for key in arguments if key not in props)
+    if unknown:
+        allowed = f"; allowed: {', '.join(props)}." if props else "; it takes no arguments."
+        return "finish takes no argument named " + ", ".join(f"'{key}'" for key in unknown) + allowed
+    for key, value in arguments.items():
+        spec = props[key] or {}
+        if spec.get("type") == "string" and (not isinstance(value, str) or not value.strip()):
+            return f"finish argument '{key}' must be a non-empty string."
+        markup = _TEMPLATE_MARKUP.search(value) if isinstance(value, str) else None
+        if markup:
+            return (f"finish argument '{key}' contains tool-call markup ({markup.group(0)!r}); re-issue "
+                    "the call with plain values, one argument per field.")
+        if "enum" in spec and value not in spec["enum"]:
+            return f"finish argument '{key}' must be one of {spec['enum']}."
+    if arguments.get("decision") == "refuse" and not str(arguments.get("reason") or "").strip():
+        return "finish(decision=\"refuse\") requires 'reason' (the refusal code)."
     return None
-
-
-def _section(text: str, wanted: str) -> str:
-    lines = text.splitlines()
-    headings = [(i, line.lstrip("#").strip()) for i, line in enumerate(lines) if line.startswith("#")]
-    index = _find_heading([title for _, title in headings], wanted)
-    if index is not None:
-        start = headings[index][0]
-        level = len(lines[start]) - len(lines[start].lstrip("#"))
-        end = len(lines)
-        for later, _ in headings[index + 1:]:
-            if len(lines[later]) - len(lines[later].lstrip("#")) <= level:
-                end = later
-                break
-        return "\n".join(lines[start:end]).strip()
-    titles = "; ".join(title for _, title in headings)
-    raise ToolError(f"no section '{wanted}'. Sections: {titles}.")

@@ -1,6 +1,8 @@
 """Binary replay grading: the gold actions on a fresh world must leave the same state as the agent.
 
-State: canonical hashes of the two snapshots (the episode's case and its decision log). Answer:
+State: canonical hashes of the two snapshots (the episode's case, the only record that can change;
+the reference hashes its whole scoped database, which differs only there). A refused call changes
+nothing, so an episode is graded on where it ended, as the reference grades it. Answer:
 banking answers are null (the finish tool takes no arguments), but the general rule is kept so a
 dataset with refusal or value answers grades as FORMAT.md says.
 """

@@ -17,6 +17,7 @@ __all__ = [
     "APPLIES_TO",
     "CONDITIONS",
     "REASON_CODES",
+    "REFERENCE_REASON_CODES",
     "Request",
     "Rule",
     "Verdict",
@@ -39,8 +40,19 @@ REASON_CODES: tuple[str, ...] = (
     "new_payee_review",
     "reportable_amount",
 )
-"""Every code a deny or escalate may cite. The public export's codes are all here, so its gold
-actions replay unchanged."""
+"""Every code a deny or escalate may cite in the built-in suite. The public export's codes are all
+here, so its gold actions replay unchanged."""
+
+REFERENCE_REASON_CODES: dict[str, tuple[str, ...]] = {
+    "L1": ("corridor_blocked", "verification_required", "over_limit", "account_standing", "cap_exceeded",
+           "restricted_payee", "reportable_amount"),
+    "L2": ("corridor_blocked", "over_limit", "account_standing", "cap_exceeded", "reportable_amount",
+           "daily_cap", "new_payee_review"),
+    "L3": ("corridor_blocked", "over_limit", "daily_cap", "account_standing", "cap_exceeded",
+           "new_payee_review", "reportable_amount"),
+}
+"""The codes each tier of the public export accepts (reference `servelearnbench/domains/banking/
+l1|l2|l3/rules.py`, `REASONS`): seven per tier, and a code outside the tier's list is refused."""
 
 
 @dataclass(frozen=True)

@@ -76,19 +76,23 @@ async def test_wrong_batch_line_scores_zero() -> None:
     assert await reward(scenario, task, [("decide_batch", arguments)]) == 0.0
 
 
-async def test_extra_writes_score_zero(scenario: Scenario) -> None:
+async def test_a_refused_decision_is_graded_on_the_final_state(scenario: Scenario) -> None:
+    """As the reference grades it (engine/verifier.py `EvalVerifier.compute`): decisions are final, so a
+    repeated or contradicting decision is refused and changes nothing; only where the case ended counts."""
     task = first_task(scenario, gold_named("approve_case"))
     case_id = task.evaluator.metadata["case_id"]
     twice = gold(task) + gold(task)
     approve_then_deny = gold(task) + [("deny_case", {"case_id": case_id, "reason": "over_limit"})]
-    assert await reward(scenario, task, twice) == 0.0
-    assert await reward(scenario, task, approve_then_deny) == 0.0
+    deny_then_approve = [("deny_case", {"case_id": case_id, "reason": "over_limit"})] + gold(task)
+    assert await reward(scenario, task, twice) == 1.0
+    assert await reward(scenario, task, approve_then_deny) == 1.0
+    assert await reward(scenario, task, deny_then_approve) == 0.0
 
 
-async def test_write_to_another_case_scores_zero(scenario: Scenario) -> None:
+async def test_another_case_cannot_be_decided(scenario: Scenario) -> None:
     task, other = scenario.test[0], scenario.test[1]
     other_case = other.evaluator.metadata["case_id"]
-    assert await reward(scenario, task, gold(task) + [("approve_case", {"case_id": other_case})]) == 0.0
+    assert await reward(scenario, task, gold(task) + [("approve_case", {"case_id": other_case})]) == 1.0
     assert await reward(scenario, task, gold(other)) == 0.0
 
 

@@ -33,12 +33,12 @@ async def test_wrong_answers_grade_zero(official: Scenario) -> None:
         "TXN-490318": [("execute_leg", {"case_id": "TXN-490318", "leg": 1})],
         "TXN-533871": [("approve_case", {"case_id": "TXN-533871"})],
         "LIM-462590": [("escalate_case", {"case_id": "LIM-462590", "reason": "account_standing"})],
-        "LIM-577046": [("approve_case", {"case_id": "LIM-577046"}), ("approve_case", {"case_id": "LIM-577046"})],
+        "LIM-577046": [("deny_case", {"case_id": "LIM-577046", "reason": "cap_exceeded"})],
         "TRF-420881": [("escalate_case", {"case_id": "TRF-420881", "reason": "reportable_amount"})],
         "TRF-508216": [("decide_batch", {"case_id": "TRF-508216", "decisions": [
             {"line": 1, "action": "approve"}, {"line": 2, "action": "approve"},
             {"line": 3, "action": "escalate", "reason": "reportable_amount"}]})],
-        "TRF-561734": [*gold(by_case["TRF-561734"]), ("approve_case", {"case_id": "TXN-533871"})],
+        "TRF-561734": [("escalate_case", {"case_id": "TRF-561734", "reason": "new_payee_review"})],
     }
     for case_id, calls in wrong.items():
         assert await reward(official, by_case[case_id], calls) == 0.0, case_id

@@ -45,17 +45,16 @@ def world_for(case_id: str, world: dict[str, JSON] = WORLD) -> BankingWorld:
     return made
 
 
-def test_an_episode_sees_its_case_and_what_it_refers_to_only() -> None:
+def test_an_episode_sees_every_record_but_only_its_own_case() -> None:
+    """engine/env.py `apply_episode_view`: the shared tables whole, the case tables scoped to the episode."""
     world = world_for("TRF-400001")
     case = orjson.loads(world.call("get_case_details", {"case_id": "TRF-400001"}))
     assert "_accept" not in case and case["legs"][0]["payee_id"] == "PAY-201"
     assert orjson.loads(world.call("get_payee_details", {"payee_id": "PAY-202"}))["added_days_ago"] == 400
-    assert orjson.loads(world.call("get_account_details", {"account_id": "ACC-100002"}))
-    for tool, arguments in [("get_case_details", {"case_id": "TXN-300001"}),
-                            ("get_account_details", {"account_id": "ACC-100001"}),
-                            ("get_merchant_details", {"merchant_id": "MER-101"})]:
-        with pytest.raises(ToolError, match="not found"):
-            world.call(tool, arguments)
+    assert orjson.loads(world.call("get_account_details", {"account_id": "ACC-100001"}))["standing"] == "good"
+    assert orjson.loads(world.call("get_merchant_details", {"merchant_id": "MER-101"}))["category"] == "travel"
+    with pytest.raises(ToolError, match="^case not found$"):
+        world.call("get_case_details", {"case_id": "TXN-300001"})
 
 
 def test_scope_falls_back_to_the_evaluator_metadata() -> None:
@@ -72,14 +71,13 @@ def test_equivalent_reasons_land_on_one_state() -> None:
     assert first.snapshot() == second.snapshot()
 
 
-def test_decisions_are_final_and_logged() -> None:
+def test_decisions_are_final() -> None:
     world = world_for("TXN-300001")
     world.call("approve_case", {"case_id": "TXN-300001"})
-    with pytest.raises(ToolError, match="decisions are final"):
+    with pytest.raises(ToolError, match="^case already approved — decisions are final$"):
         world.call("deny_case", {"case_id": "TXN-300001", "reason": "over_limit"})
     snapshot = world.snapshot()
-    assert snapshot["cases"]["TXN-300001"]["status"] == "approved"
-    assert [entry["accepted"] for entry in snapshot["decision_log"]] == [True, False]
+    assert snapshot["cases"]["TXN-300001"]["status"] == "approved" and set(snapshot) == {"cases"}
 
 
 def test_forms_and_arguments_are_checked_before_anything_is_written() -> None:
@@ -92,7 +90,7 @@ def test_forms_and_arguments_are_checked_before_anything_is_written() -> None:
         batch.call("deny_case", {"case_id": "TRF-400002", "reason": "restricted_payee"})
     bad_batches: list[JSON] = [
         [{"line": 1, "action": "approve"}],
-        [{"line": 1, "action": "approve"}, {"line": 1, "action": "approve"}],
+        [{"line": 2, "action": "approve"}, {"line": 2, "action": "approve"}],
         [{"line": 1, "action": "approve"}, {"line": 2, "action": "deny"}],
         [{"line": 1, "action": "approve"}, {"line": 2, "action": "cancel"}],
         "all approve",
@@ -100,7 +98,8 @@ def test_forms_and_arguments_are_checked_before_anything_is_written() -> None:
     for decisions in bad_batches:
         with pytest.raises(ToolError):
             batch.call("decide_batch", {"case_id": "TRF-400002", "decisions": decisions})
-    assert legs.snapshot()["decision_log"] == [] and batch.snapshot()["decision_log"] == []
+    assert legs.snapshot()["cases"]["TRF-400001"]["status"] == "pending"
+    assert batch.snapshot()["cases"]["TRF-400002"]["status"] == "pending"
     batch.call("decide_batch", {"case_id": "TRF-400002", "decisions": [
         {"line": 2, "action": "escalate", "reason": "new_payee_review"}, {"line": 1, "action": "approve"}]})
     settled = batch.snapshot()["cases"]["TRF-400002"]
