@@ -1,10 +1,11 @@
 """What one episode may see of the store, and the per-world lookups that make a fresh world cheap.
 
 An episode sees the world's shared orders (`_episode_view.base_orders`, empty in built-in scenarios)
-plus its own order, found from the order ids written in the instruction, or from the evaluator's
-metadata when the instruction names none that exist (the world is trusted environment code; the agent
-never sees the metadata). Test episodes also lose catalog variants marked serving-only, as in the
-public export.
+plus its own order: in an export world (one without `_mechanics`) the evaluator metadata's order, as
+the reference's `apply_episode_view` does; in a built-in world the order ids written in the
+instruction, or the metadata's order when the instruction names none that exist (the world is
+trusted environment code; the agent never sees the metadata). Test episodes also lose catalog
+variants marked serving-only, as in the public export.
 
 Indexes are built once per environment and cached, so `new_world` never scans the catalog or the
 customer base.
@@ -38,6 +39,10 @@ class WorldIndex:
     """Variant item ids test episodes do not see."""
     statuses: Mapping[str, frozenset[str]]
     """Mechanics: write kind (cancel, modify, return, exchange) -> order statuses it accepts."""
+    product_of_item: Mapping[str, str]
+    """Variant item id -> the id of the first product listing it."""
+    declares_mechanics: bool
+    """The world is a built-in one (it declares `_mechanics`); an export world does not."""
 
 
 _cache: dict[int, tuple[weakref.ref[ScenarioEnvironment], WorldIndex]] = {}
@@ -74,11 +79,17 @@ def _build_index(world: Mapping[str, JSON]) -> WorldIndex:
     base_orders = frozenset(view.get("base_orders", []))
     orders = world.get("orders", {})
     owners = frozenset(str(orders[o].get("user_id")) for o in base_orders if o in orders)
+    product_of_item: dict[str, str] = {}
+    for product_id, product in world.get("products", {}).items():
+        for item_id in product.get("variants", {}):
+            product_of_item.setdefault(str(item_id), str(product_id))
     return WorldIndex(
         base_orders=base_orders, base_owners=owners,
         user_by_key=keys,
         serving_only=frozenset(view.get("serving_only_variants", [])),
         statuses=statuses,
+        product_of_item=product_of_item,
+        declares_mechanics="_mechanics" in world,
     )
 
 
@@ -87,10 +98,13 @@ def order_ids_in(text: str) -> list[str]:
     return list(dict.fromkeys(f"#W{digits}" for digits in _ORDER_ID.findall(text)))
 
 
-def episode_orders(world: Mapping[str, JSON], task: Task) -> tuple[str, ...]:
+def episode_orders(world: Mapping[str, JSON], task: Task, metadata_first: bool = False) -> tuple[str, ...]:
+    """The episode's own orders. The reference scopes an export episode by its metadata's order alone
+    (`metadata_first`); the built-in scenarios by the orders its instruction names."""
     orders = world.get("orders", {})
+    recorded = task.evaluator.metadata.get("order_id")
+    by_metadata = (str(recorded),) if isinstance(recorded, str) and recorded in orders else ()
+    if metadata_first and by_metadata:
+        return by_metadata
     named = tuple(order_id for order_id in order_ids_in(task.instruction) if order_id in orders)
-    if named:
-        return named
-    fallback = task.evaluator.metadata.get("order_id")
-    return (str(fallback),) if isinstance(fallback, str) and fallback in orders else ()
+    return named or by_metadata

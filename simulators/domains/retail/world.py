@@ -1,20 +1,30 @@
-"""The retail world of one episode: tools by name over a copy-on-write view of the store."""
+"""The retail world of one episode: tools by name over a copy-on-write view of the store.
+
+Which tools, with which checks, depends on the world. A built-in world declares `_mechanics` and runs
+the built-in tools (`writes`): mechanically permissive on every policy dimension, owner-scoped, with
+their own messages. A world without `_mechanics` is the public export's; for `retail_l1..l3` it runs the
+reference's tools with that scenario's store configuration (`reference_tools`, `store_config`): caps,
+fees, windows and destinations enforced as the reference enforces them, its messages word for word,
+records shown as the reference prints them (`json.dumps` spacing), every customer visible. Nothing the
+world decides this by is hidden from the agent: the scenario name is part of every task view.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Mapping
 
 import orjson
 
 from simulators.domains.retail import reads, writes
+from simulators.domains.retail.reference_tools import Handler, reference_handlers
 from simulators.domains.retail.scope import episode_orders, world_index
 from simulators.domains.retail.state import EpisodeState
+from simulators.domains.retail.store_config import StoreConfig, reference_config
 from simulators.errors import ToolError
 from simulators.protocol import JSON, ScenarioEnvironment, Task
 
-__all__ = ["HANDLERS", "RetailWorld", "new_world"]
-
-Handler = Callable[[EpisodeState, Mapping[str, JSON]], JSON]
+__all__ = ["HANDLERS", "RetailWorld", "new_world", "store_config_for"]
 
 HANDLERS: dict[str, Handler] = {
     "find_user_id_by_name_zip": reads.find_user_id_by_name_zip,
@@ -29,32 +39,61 @@ HANDLERS: dict[str, Handler] = {
     "exchange_delivered_order_items": writes.exchange_delivered_order_items,
     "place_order": writes.place_order,
 }
+"""The built-in tools."""
+
+_REFERENCE_HANDLERS: dict[str, dict[str, Handler]] = {}
+"""scenario -> its reference tools, built on first use."""
 
 
 class RetailWorld:
-    def __init__(self, state: EpisodeState) -> None:
+    def __init__(self, state: EpisodeState, handlers: Mapping[str, Handler] = HANDLERS,
+                 reference: bool = False) -> None:
         self.state = state
+        self._handlers = handlers
+        self._reference = reference
 
     def call(self, name: str, arguments: Mapping[str, JSON]) -> str:
-        handler = HANDLERS.get(name)
+        handler = self._handlers.get(name)
         if handler is None:
             raise ToolError(f"the store has no tool '{name}'")
         try:
             result = handler(self.state, arguments)
-        except KeyError as exc:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise ToolError(self._failure(exc)) from exc
+        if isinstance(result, str):
+            return result
+        return json.dumps(result) if self._reference else orjson.dumps(result).decode()
+
+    def _failure(self, exc: Exception) -> str:
+        if self._reference:
+            return str(exc)  # what the reference's tool runner shows for an exception: `Error: <exc>`
+        if isinstance(exc, KeyError):
             # a record that names something missing (bad data or a required argument left out)
-            raise ToolError(f"missing {exc}") from exc
-        except (TypeError, ValueError, AttributeError) as exc:
-            # an argument or a record of an unexpected shape: the model should see it, not the runner
-            raise ToolError(f"cannot process this call: {exc}") from exc
-        return result if isinstance(result, str) else orjson.dumps(result).decode()
+            return f"missing {exc}"
+        # an argument or a record of an unexpected shape: the model should see it, not the runner
+        return f"cannot process this call: {exc}"
 
     def snapshot(self) -> JSON:
         return self.state.snapshot()
 
 
+def store_config_for(environment: ScenarioEnvironment, scenario: str) -> StoreConfig | None:
+    """The reference configuration an export world runs with; None for a built-in world."""
+    if world_index(environment).declares_mechanics:
+        return None
+    return reference_config(scenario)
+
+
 def new_world(environment: ScenarioEnvironment, task: Task) -> RetailWorld:
     world = environment.world
-    state = EpisodeState(world, world_index(environment), episode_orders(world, task),
-                         hide_serving_only=task.split == "test")
-    return RetailWorld(state)
+    index = world_index(environment)
+    config = store_config_for(environment, task.scenario)
+    reference = config is not None
+    state = EpisodeState(world, index, episode_orders(world, task, metadata_first=reference),
+                         hide_serving_only=task.split == "test", open_accounts=reference)
+    if config is None:
+        return RetailWorld(state)
+    handlers = _REFERENCE_HANDLERS.get(task.scenario)
+    if handlers is None:
+        handlers = _REFERENCE_HANDLERS.setdefault(task.scenario, reference_handlers(config))
+    return RetailWorld(state, handlers, reference=True)

@@ -137,7 +137,7 @@ def place_order(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
     total = round(sum(float(item["price"]) for item in items), 2)
     payments = _order_payments(methods, method, None if fallback is None else str(fallback), total)
     user = state.user_for_write(user_id)
-    order_id = _new_order_id(state)
+    order_id = state.new_order_id()
     order: dict[str, JSON] = {
         "order_id": order_id, "user_id": user_id, "address": dict(user.get("address", {})), "items": items,
         "status": "pending", "placed_at": TODAY, "payment_history": [],
@@ -234,13 +234,6 @@ def _order_payments(methods: Mapping[str, JSON], method: str, fallback: str | No
         raise ToolError(f"insufficient gift card balance (balance ${balance:.2f} < total ${total:.2f}) "
                         "and no fallback payment method")
     return [(method, balance), (fallback, round(total - balance, 2))] if balance > 0 else [(fallback, total)]
-
-
-def _new_order_id(state: EpisodeState) -> str:
-    number = 9000000 + state.visible_count()
-    while state.is_visible(f"#W{number}"):
-        number += 1
-    return f"#W{number}"
 
 
 # ------------------------------------------------------------------------------------------- money

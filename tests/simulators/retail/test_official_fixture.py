@@ -71,10 +71,13 @@ def test_episode_view_is_base_orders_plus_its_own(official: Scenario) -> None:
     assert '"#W0000417"' in world.call("get_order_details", {"order_id": "#W0000417"})
     with pytest.raises(ToolError):
         world.call("get_order_details", {"order_id": "#W8830162"})  # the customer's other order, not this episode's
-    with pytest.raises(ToolError):
-        world.call("cancel_pending_order", {"order_id": "#W0000417", "reason": "no longer needed"})
     user = world.call("get_user_details", {"user_id": "leah_moreno_4821"})
-    assert '"orders":["#W4102937"]' in user
+    assert '"orders": ["#W4102937"]' in user  # the reference prints records with json.dumps spacing
+    # the reference checks that an order exists in the episode's view, not whose it is
+    assert '"ellis_park_0042"' in world.call("get_user_details", {"user_id": "ellis_park_0042"})
+    cancelled = world.call("cancel_pending_order", {"order_id": "#W0000417", "reason": "no longer needed"})
+    assert '"status": "cancelled"' in cancelled
+    assert world.snapshot()["orders"]["#W0000417"]["status"] == "cancelled"
 
 
 async def test_insufficient_gift_card_is_refused_by_the_world(official: Scenario) -> None:

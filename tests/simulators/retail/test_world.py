@@ -53,7 +53,9 @@ def _environment(**extra: JSON) -> ScenarioEnvironment:
                                                                    ("gift_card_1000002", 10.0)]),
               "#W1000002": order("#W1000002", USER, "delivered", [("credit_card_1000001", 50.0)]),
               "#W1000003": order("#W1000003", "bo_rey_0002", "pending", [("credit_card_9", 50.0)])}
-    world = {"users": users, "orders": orders, "products": products, **extra}
+    # a built-in world (it declares `_mechanics`; an empty table means the default statuses): a world
+    # without it is the public export's and runs the reference's tools (test_reference_tools.py)
+    world = {"users": users, "orders": orders, "products": products, "_mechanics": {}, **extra}
     return ScenarioEnvironment("", (), {}, world, ())
 
 
@@ -157,7 +159,7 @@ def test_returns_addresses_payments_and_new_orders() -> None:
     assert placed["order_id"] in pending.snapshot()["orders"]
 
 
-def test_official_mechanics_by_default_and_declared_ones_when_given() -> None:
+def test_default_statuses_unless_the_world_declares_its_own() -> None:
     processed = _environment()
     processed.world["orders"]["#W1000001"]["status"] = "processed"
     with pytest.raises(ToolError, match="'processed'"):

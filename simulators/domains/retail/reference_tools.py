@@ -1,0 +1,402 @@
+"""The public export's write tools, with the checks, messages and money flow of the reference's.
+
+An export world (one without `_mechanics`) runs its scenario's `StoreConfig` (see `store_config`):
+- `cancel_pending_order`: a pending order, a listed reason, and an order total (payments net of
+  refunds) within the membership tier's cap; every method's outstanding amount is refunded, gift cards
+  at once.
+- `return_delivered_order_items`: a delivered order, a listed reason, items in the order (as a
+  multiset), not clearance and inside the category window unless the scenario's tool is permissive
+  there, and a refund destination the tier may use (a gift card always; the order's first payment
+  method for the tiers listed). The refund is the items' price less the tier's restocking fee, recorded
+  as `return_refund_amount`; with proportional split refunds, a refund to a card of an order paid with
+  several methods goes back to each method in proportion to what it paid (the last takes the rounding
+  remainder).
+- `exchange_delivered_order_items`: a delivered order, a payment method on file, the same window and
+  clearance checks (never relaxed for exchanges), then available non-clearance variants of the same
+  products; an upcharge is charged (a gift card must cover it), a refund needs an allowed destination.
+- `modify_pending_order_items`: a pending order, the original payment method or a gift card, the same
+  variant checks; the items are swapped in place and, when the scenario records modifications, the
+  swaps are appended to `modification_history` in sorted order.
+- `place_order`: the reference's gift card and fallback rules, for any customer.
+Unlike the built-in tools, these accept any order the episode sees and any customer: the reference's
+tools check existence, not ownership.
+
+Every check runs before anything is written, so a refused call leaves the episode's state as it was.
+Error texts are the reference's, word for word (the world prefixes `Error: `), since agents learn from
+them; that includes the reference's "returne window" for a return past its window.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from functools import partial
+
+from simulators.domains.retail import reads
+from simulators.domains.retail.facts import net_paid
+from simulators.domains.retail.state import EpisodeState
+from simulators.domains.retail.store_config import StoreConfig
+from simulators.domains.retail.vocab import TODAY
+from simulators.errors import ToolError
+from simulators.protocol import JSON
+
+__all__ = ["Handler", "reference_handlers"]
+
+Handler = Callable[[EpisodeState, Mapping[str, JSON]], JSON]
+
+
+def reference_handlers(config: StoreConfig) -> dict[str, Handler]:
+    """The tools a scenario with this configuration offers, by name (the stage decides which exist)."""
+    handlers: dict[str, Handler] = {
+        "find_user_id_by_name_zip": reads.find_user_id_by_name_zip,
+        "get_user_details": reads.get_user_details,
+        "get_order_details": reads.get_order_details,
+        "get_product_details": reads.get_product_details,
+        "cancel_pending_order": partial(cancel_pending_order, config),
+        "place_order": place_order,
+    }
+    if config.modify_offered:
+        handlers["modify_pending_order_items"] = partial(modify_pending_order_items, config)
+    if config.returns_offered:
+        handlers["return_delivered_order_items"] = partial(return_delivered_order_items, config)
+    if config.exchanges_offered:
+        handlers["exchange_delivered_order_items"] = partial(exchange_delivered_order_items, config)
+    return handlers
+
+
+# ------------------------------------------------------------------------------------------- tools
+
+def cancel_pending_order(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
+    order_id, reason = str(args["order_id"]), str(args["reason"])
+    current = state.owned_order(order_id)
+    if current["status"] != "pending":
+        raise ToolError("non-pending order cannot be cancelled")
+    if reason not in config.cancel_reasons:
+        raise ToolError("invalid reason")
+    owner = str(current["user_id"])
+    user = state.user(owner)
+    outstanding = net_paid(current)
+    total = round(sum(outstanding.values()), 2)
+    if config.cancel_max_total is not None:
+        cap = config.cancel_max_total[_tier(user)]
+        if total > cap:
+            raise ToolError(f"orders with a total above ${cap:.0f} cannot be cancelled for this account "
+                            f"(this order: ${total:.2f})")
+    refunds = [(method, amount) for method, amount in outstanding.items() if amount > 0]
+    for method, _ in refunds:
+        if "gift_card" in method:  # the reference settles gift cards by id here, by record elsewhere
+            _method(user, method)
+    order = state.order_for_write(order_id)
+    order["status"] = "cancelled"
+    order["cancel_reason"] = reason
+    for method, amount in refunds:
+        order["payment_history"].append({"transaction_type": "refund", "amount": amount, "payment_method_id": method})
+        if "gift_card" in method:
+            card = state.user_for_write(owner)["payment_methods"][method]
+            card["balance"] = round(card["balance"] + amount, 2)
+    return order
+
+
+def return_delivered_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
+    item_ids = _item_ids(args)
+    order_id, method, reason = str(args["order_id"]), str(args["payment_method_id"]), str(args["reason"])
+    current = state.owned_order(order_id)
+    if current["status"] != "delivered":
+        raise ToolError("non-delivered order cannot be returned")
+    if reason not in config.return_reasons:
+        raise ToolError("invalid or missing return reason")
+    owner = str(current["user_id"])
+    user = state.user(owner)
+    _require_in_order(current, item_ids)
+    _require_eligible(config, state, current, item_ids, "returned")
+    if not _destination_allowed(config, user, current, method):
+        raise ToolError("refund destination not permitted for this account")
+    gross = sum(_first_item(current, item_id)["price"] for item_id in item_ids)
+    refund = round(gross * (1.0 - config.return_fee[_tier(user)]), 2)
+    parts = _refund_parts(config, user, current, method, refund)
+    for payer, _ in parts:
+        _method(user, payer)
+    order = state.order_for_write(order_id)
+    order["status"] = "return requested"
+    order["return_items"] = sorted(item_ids)
+    order["return_reason"] = reason
+    order["return_refund_amount"] = refund
+    for payer, part in parts:
+        _settle(state, owner, order, payer, -part)
+    return order
+
+
+def exchange_delivered_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
+    item_ids = _item_ids(args)
+    order_id, method = str(args["order_id"]), str(args["payment_method_id"])
+    current = state.owned_order(order_id)
+    if current["status"] != "delivered":
+        raise ToolError("non-delivered order cannot be exchanged")
+    owner = str(current["user_id"])
+    user = state.user(owner)
+    card = user["payment_methods"].get(method)
+    if card is None:
+        raise ToolError("payment method not found")
+    _require_eligible(config, state, current, item_ids, "exchanged")
+    new_item_ids = _new_item_ids(args)
+    difference = _swap_difference(state, current, item_ids, new_item_ids)
+    if difference > 0:
+        if (not config.exchange_any_method and card["source"] != "gift_card"
+                and method != _original_method(current)):
+            raise ToolError("the price difference must be paid via the original payment method or a gift card")
+        _require_cover(card, difference)
+    elif difference < 0 and not _destination_allowed(config, user, current, method):
+        raise ToolError("refund destination not permitted for this account")
+    order = state.order_for_write(order_id)
+    if difference != 0:
+        _settle(state, owner, order, method, difference)
+    order["status"] = "exchange requested"
+    # Two independently sorted lists, as the reference stores them: no positional pairing.
+    order["exchange_items"] = sorted(item_ids)
+    order["exchange_new_items"] = sorted(new_item_ids)
+    order["exchange_payment_method_id"] = method
+    order["exchange_price_difference"] = difference
+    return order
+
+
+def modify_pending_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
+    item_ids = _item_ids(args)
+    order_id, method = str(args["order_id"]), str(args["payment_method_id"])
+    current = state.owned_order(order_id)
+    if current["status"] != "pending":
+        raise ToolError("only pending orders can be modified")
+    owner = str(current["user_id"])
+    card = state.user(owner)["payment_methods"].get(method)
+    if card is None:
+        raise ToolError("payment method not found")
+    if card["source"] != "gift_card" and method != _original_method(current):
+        raise ToolError("the price difference must be settled via the original payment method or a gift card")
+    new_item_ids = _new_item_ids(args)
+    difference = _swap_difference(state, current, item_ids, new_item_ids)
+    _require_cover(card, difference)
+    order = state.order_for_write(order_id)
+    if difference != 0:
+        _settle(state, owner, order, method, difference)
+    swapped: set[int] = set()
+    for old, new in zip(item_ids, new_item_ids, strict=True):
+        index = next(i for i, item in enumerate(order["items"]) if item["item_id"] == old and i not in swapped)
+        order["items"][index] = _catalog_line(state.product(str(order["items"][index]["product_id"])), new)
+        swapped.add(index)
+    if config.record_modifications:
+        # sorted, so the same swaps give the same state whatever order the caller listed them in
+        history = order.setdefault("modification_history", [])
+        pairs = sorted(zip(item_ids, new_item_ids, strict=True))
+        history.extend({"item_id": old, "new_item_id": new} for old, new in pairs)
+    return order
+
+
+def place_order(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
+    item_ids = _item_ids(args)
+    user_id, method = str(args["user_id"]), str(args["payment_method_id"])
+    fallback = None if args.get("fallback_payment_method_id") is None else str(args["fallback_payment_method_id"])
+    user = state.user(user_id)
+    methods: Mapping[str, JSON] = user["payment_methods"]
+    if method not in methods:
+        raise ToolError("payment method not found")
+    if fallback is not None and fallback not in methods:
+        raise ToolError("fallback payment method not found")
+    if fallback is not None and "gift_card" in fallback:
+        raise ToolError("fallback payment method cannot be a gift card")
+    items = [_orderable(state, item_id) for item_id in item_ids]
+    total = round(sum(item["price"] for item in items), 2)
+    payments, balance_after = _order_payments(methods[method], method, fallback, total)
+    order: dict[str, JSON] = {
+        "order_id": state.new_order_id(), "user_id": user_id, "address": dict(user["address"]), "items": items,
+        "status": "pending", "placed_at": TODAY,
+        "payment_history": [{"transaction_type": "payment", "amount": amount, "payment_method_id": payer}
+                            for payer, amount in payments],
+    }
+    if balance_after is not None:
+        state.user_for_write(user_id)["payment_methods"][method]["balance"] = balance_after
+    state.add_order(order)
+    return order
+
+
+# ------------------------------------------------------------------------------------------ checks
+
+def _tier(user: Mapping[str, JSON]) -> str:
+    return str(user.get("membership", "bronze"))
+
+
+def _method(user: Mapping[str, JSON], method: str) -> Mapping[str, JSON]:
+    """A payment method on the account; a missing one fails as the reference's lookup does."""
+    found: Mapping[str, JSON] | None = user["payment_methods"].get(method)
+    if found is None:
+        raise ToolError(repr(method))
+    return found
+
+
+def _item_ids(args: Mapping[str, JSON]) -> list[str]:
+    values = args.get("item_ids")
+    if not values:
+        raise ToolError("item_ids must not be empty")
+    if not isinstance(values, list):
+        raise ToolError("item_ids must be a list of item ids")
+    return [str(value) for value in values]
+
+
+def _new_item_ids(args: Mapping[str, JSON]) -> list[str]:
+    values = args["new_item_ids"]
+    if not isinstance(values, list):
+        raise ToolError("new_item_ids must be a list of item ids")
+    return [str(value) for value in values]
+
+
+def _original_method(order: Mapping[str, JSON]) -> str:
+    return str(order["payment_history"][0]["payment_method_id"])
+
+
+def _first_item(order: Mapping[str, JSON], item_id: str) -> Mapping[str, JSON]:
+    found: Mapping[str, JSON] = next(item for item in order["items"] if item["item_id"] == item_id)
+    return found
+
+
+def _require_in_order(order: Mapping[str, JSON], item_ids: list[str]) -> None:
+    """Each id at most as many times as the order holds it."""
+    held = [str(item["item_id"]) for item in order["items"]]
+    if any(item_ids.count(item_id) > held.count(item_id) for item_id in item_ids):
+        raise ToolError("some item not found")
+
+
+def _age_in_days(order: Mapping[str, JSON]) -> int | None:
+    delivered = order.get("delivered_at")
+    if delivered is None:
+        return None
+    return (datetime.date.fromisoformat(TODAY) - datetime.date.fromisoformat(str(delivered))).days
+
+
+def _require_eligible(config: StoreConfig, state: EpisodeState, order: Mapping[str, JSON], item_ids: list[str],
+                      verb: str) -> None:
+    """Final sale and the category window, item by item; the return tool may be permissive on either."""
+    age = _age_in_days(order)
+    returning = verb == "returned"
+    for item_id in item_ids:
+        product = state.product_of_item(item_id)
+        if product is None:
+            raise ToolError("some item not found")
+        if product["variants"][item_id].get("clearance") and not (returning and config.clearance_returnable):
+            raise ToolError(f"item {item_id} is a clearance item (final sale) and cannot be {verb}")
+        category = product["category"]
+        window = config.return_window_days[category]
+        if (age is None or age > window) and not (returning and config.window_returnable):
+            # verb[:-1]: the reference names the window "returne" / "exchange" this way; kept verbatim
+            raise ToolError(f"the {category} {verb[:-1]} window ({window} days after delivery) has passed "
+                            "for this order")
+
+
+def _destination_allowed(config: StoreConfig, user: Mapping[str, JSON], order: Mapping[str, JSON],
+                         method: str) -> bool:
+    """A gift card always; the order's original method for the tiers allowed it."""
+    card = user["payment_methods"].get(method)
+    if card is None:
+        return False
+    if card["source"] == "gift_card":
+        return True
+    return _tier(user) in config.refund_original_tiers and method == _original_method(order)
+
+
+def _require_cover(card: Mapping[str, JSON], amount: float) -> None:
+    if card["source"] == "gift_card" and amount > 0 and card["balance"] < amount:
+        raise ToolError(f"insufficient gift card balance (balance ${card['balance']:.2f} < ${amount:.2f})")
+
+
+def _swap_difference(state: EpisodeState, order: Mapping[str, JSON], item_ids: list[str],
+                     new_item_ids: list[str]) -> float:
+    """What the new variants cost more (or less) than the items they replace, after checking each pair."""
+    if len(item_ids) != len(new_item_ids):
+        raise ToolError("item_ids and new_item_ids must have the same length")
+    held = [str(item["item_id"]) for item in order["items"]]
+    difference = 0.0
+    for old, new in zip(item_ids, new_item_ids, strict=True):
+        if item_ids.count(old) > held.count(old):
+            raise ToolError("some item not found")
+        item = _first_item(order, old)
+        variants = _catalog_product(state, str(item["product_id"])).get("variants", {})
+        if new not in variants:
+            raise ToolError("new item is not a variant of the same product")
+        variant = variants[new]
+        if not variant["available"]:
+            raise ToolError("new item is not available")
+        if variant.get("clearance"):
+            raise ToolError("new item is a clearance item (final sale) and cannot be selected")
+        difference += variant["price"] - item["price"]
+    return round(difference, 2)
+
+
+def _catalog_product(state: EpisodeState, product_id: str) -> Mapping[str, JSON]:
+    try:
+        return state.product(product_id)
+    except ToolError:
+        return {}
+
+
+def _catalog_line(product: Mapping[str, JSON], item_id: str) -> dict[str, JSON]:
+    variant = product["variants"][item_id]
+    return {"name": product["name"], "product_id": product["product_id"], "item_id": item_id,
+            "price": variant["price"], "options": variant["options"]}
+
+
+def _orderable(state: EpisodeState, item_id: str) -> dict[str, JSON]:
+    product = state.product_of_item(item_id)
+    if product is None:
+        raise ToolError("item not found")
+    if not product["variants"][item_id]["available"]:
+        raise ToolError("item is not available")
+    return _catalog_line(product, item_id)
+
+
+# ------------------------------------------------------------------------------------------- money
+
+def _refund_parts(config: StoreConfig, user: Mapping[str, JSON], order: Mapping[str, JSON], method: str,
+                  refund: float) -> list[tuple[str, float]]:
+    """Where a return refund goes: the destination, or (proportional split refunds, a card destination,
+    an order paid with several methods) every paying method by its share, the last taking the remainder."""
+    paid: dict[str, float] = {}
+    for entry in order["payment_history"]:
+        if entry["transaction_type"] == "payment":
+            payer = str(entry["payment_method_id"])
+            paid[payer] = round(paid.get(payer, 0.0) + entry["amount"], 2)
+    if not (config.split_refund_proportional and user["payment_methods"][method]["source"] != "gift_card"
+            and len(paid) > 1):
+        return [(method, refund)]
+    total_paid = sum(paid.values())
+    parts: list[tuple[str, float]] = []
+    allotted = 0.0
+    for index, payer in enumerate(paid):
+        last = index == len(paid) - 1
+        part = round(refund - allotted, 2) if last else round(refund * paid[payer] / total_paid, 2)
+        allotted = round(allotted + part, 2)
+        parts.append((payer, part))
+    return parts
+
+
+def _settle(state: EpisodeState, owner: str, order: dict[str, JSON], method: str, amount: float) -> None:
+    """A signed money movement: a charge (amount > 0) or a refund, written on the order and, for a gift
+    card, on its balance at once. Cover was checked before anything was written."""
+    user = state.user(owner)
+    if user["payment_methods"][method]["source"] == "gift_card":
+        card = state.user_for_write(owner)["payment_methods"][method]
+        card["balance"] = round(card["balance"] - amount, 2)
+    order["payment_history"].append({"transaction_type": "payment" if amount > 0 else "refund",
+                                     "amount": round(abs(amount), 2), "payment_method_id": method})
+
+
+def _order_payments(card: Mapping[str, JSON], method: str, fallback: str | None,
+                    total: float) -> tuple[list[tuple[str, float]], float | None]:
+    """A new order's payments and the paying gift card's balance after them (None: not a gift card).
+    A gift card short of the total is drained and the rest charged to the fallback."""
+    if card["source"] != "gift_card":
+        return [(method, total)], None
+    balance = card["balance"]
+    if balance >= total:
+        return [(method, total)], round(balance - total, 2)
+    if fallback is None:
+        raise ToolError(f"insufficient gift card balance (balance ${balance:.2f} < total ${total:.2f}) "
+                        "and no fallback payment method")
+    drained = [(method, round(balance, 2))] if balance > 0 else []
+    return [*drained, (fallback, round(total - balance, 2))], 0.0
