@@ -3,6 +3,7 @@ gold answers score 1.0 and wrong ones 0."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from simulators.dataset import load_dataset
 from simulators.domains.retail import DOMAIN
 from simulators.errors import ToolError
-from simulators.protocol import Action, Scenario, Task
+from simulators.protocol import Action, Scenario, Task, ToolCall
+from simulators.session import ToolSession
 from tests.support import run_task
 
 from .helpers import gold_finish, grade, world_after
@@ -93,3 +95,29 @@ async def test_scripted_agent_ends_gracefully_without_a_policy_block(official: S
     for task in (*official.serving, *official.test):
         result = await run_task(official, DOMAIN, task, "docs", with_bulletin=True)
         assert result.record.end_reason == "finished", task.task_id
+
+
+async def test_an_over_cap_cancel_is_refused_and_leaves_nothing_so_a_refusal_scores_one(official: Scenario) -> None:
+    """The reference's cancel tool refuses a bronze order above $200 (`config_tools.make_cancel_tool`)."""
+    task = _task(official, "v2_e4a05b1c39")
+    world = DOMAIN.new_world(official.environment, task)
+    session = ToolSession(official.environment, world)
+    before = world.snapshot()
+    tried = session.execute(ToolCall("1", "cancel_pending_order",
+                                     json.dumps({"order_id": "#W3058821", "reason": "no longer needed"})))
+    assert tried.observation == ("Error: orders with a total above $200 cannot be cancelled for this account "
+                                 "(this order: $232.49)")
+    assert world.snapshot() == before
+    finish = session.execute(ToolCall("2", "finish", json.dumps({"decision": "refuse", "reason": "over_threshold"})))
+    assert finish.finished
+    result = await DOMAIN.grade(official.environment, task, world, finish.finish_arguments, None)
+    assert result.reward == 1.0, result.details
+
+
+def test_a_silver_return_refunds_ninety_percent_and_records_it(official: Scenario) -> None:
+    task = _task(official, "v2_8b41e06c55")  # a silver customer returns an $80.00 item to a gift card
+    snapshot = world_after(official.environment, task, task.evaluator.actions).snapshot()
+    order = snapshot["orders"]["#W8830162"]
+    assert order["return_refund_amount"] == 72.0 and order["payment_history"][-1] == {
+        "transaction_type": "refund", "amount": 72.0, "payment_method_id": "gift_card_7702183"}
+    assert snapshot["users"]["leah_moreno_4821"]["payment_methods"]["gift_card_7702183"]["balance"] == 112.0
