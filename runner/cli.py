@@ -7,22 +7,27 @@ journal) ends as one line on stderr naming the file or flag and what to do, with
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
+import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import orjson
 
 from methods.registry import METHOD_REGISTRY
 from runner.config import SweepConfig, load_config_file
+from runner.files import write_atomically
 from runner.models.probe import probe_models
 from runner.models.registry import build_models, close_models
+from runner.optional import load_extra
 from runner.report import build_report, render_csv, render_json, render_markdown, render_text
 from runner.runs import list_runs, render_runs_json, render_runs_text
-from runner.sweep import default_journal, resume_sweep, start_sweep
+from runner.sweep import code_version, default_journal, resume_sweep, start_sweep
 from simulators.dataset import load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.suite import build_suite, summarize
@@ -36,9 +41,17 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line through the CLI's own error path (exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ShiftbenchInputError(f"{self.prog}: {message}; `{self.prog} --help` lists the options")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shiftbench", description=(
+    parser = _Parser(prog="shiftbench", description=(
         "Run evolving-environment benchmarks for tool-calling agents that learn from experience."))
+    parser.add_argument("--version", action="version", version=f"shiftbench {code_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_run(commands.add_parser("run", help="start a sweep (default: built-in suite, scripted model, "
                                              "methods blind and oracle)"))
@@ -56,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     fmt = report.add_mutually_exclusive_group()
     for flag in ("--json", "--csv", "--md"):
         fmt.add_argument(flag, action="store_true")
+    fmt.add_argument("--html", type=Path, metavar="FILE",
+                     help="write one self-contained HTML page (charts, tables, failed episodes, provenance)")
     _add_journal(report)
     commands.add_parser("methods", help="list the learning methods")
     probe = commands.add_parser("probe", help="send one tiny request to each model (checks endpoint and key)")
@@ -151,9 +166,19 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        return _cmd_report_html(args)
     report = _async(build_report, _journal(args), args.run_id)
     render = render_json if args.json else render_csv if args.csv else render_markdown if args.md else render_text
     print(render(report))
+    return 0
+
+
+def _cmd_report_html(args: argparse.Namespace) -> int:
+    html = load_extra("runner.views.html_report", "html", "report --html")
+    report = _async(build_report, _journal(args), args.run_id)
+    write_atomically(args.html, html.render_html(report), "--html")
+    print(f"Wrote {args.html}")
     return 0
 
 
@@ -207,16 +232,50 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse, naming the closest known flag of the chosen command for a flag that does not exist."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command = _chosen(parser, args)
+        command.error(f"unrecognized argument {unknown[0]}{_suggestion(command, unknown[0])}")
+    return args
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command parser the arguments chose, e.g. the one of `data build`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return _chosen(action.choices[name], args)
+    return parser
+
+
+def _suggestion(parser: argparse.ArgumentParser, flag: str) -> str:
+    if not flag.startswith("-"):
+        return ""
+    known = [option for action in parser._actions for option in action.option_strings]
+    close = difflib.get_close_matches(flag.split("=")[0], known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        args = parse(_parser(), argv)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # inside the try: a reader gone away is reported here, not at interpreter exit
+        return code
     except ShiftbenchInputError as exc:
         print(f"shiftbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("shiftbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `shiftbench report RUN | head`: the reader has all it wanted. Point stdout at /dev/null so the
+        # interpreter's final flush does not fail again, and end as a process stopped by SIGPIPE does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -26,6 +27,7 @@ from simulators.errors import ShiftbenchInputError
 
 __all__ = [
     "Costs",
+    "Provenance",
     "Report",
     "Setting",
     "StreamReport",
@@ -108,6 +110,17 @@ class StreamReport:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where a run's numbers come from: enough to reproduce it or to tell two runs apart."""
+
+    config: dict[str, Any]
+    config_hash: str
+    dataset_path: str
+    dataset_fingerprint: str
+    code_version: str
+
+
+@dataclass(frozen=True)
 class Report:
     run_id: str
     status: str
@@ -118,6 +131,7 @@ class Report:
     cost_usd: Costs
     """Run-wide, including calls no unit or stream claims."""
     streams: list[StreamReport]
+    provenance: Provenance
 
 
 # ---------------------------------------------------------------- reading the journal
@@ -190,7 +204,17 @@ def _assemble(rows: _Rows, journal: str) -> Report:
     run = rows.run
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
-                  cost_usd=Costs.of(run_costs), streams=streams)
+                  cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run))
+
+
+def _provenance(run: RunRow) -> Provenance:
+    try:
+        config = orjson.loads(run.config)
+    except orjson.JSONDecodeError:
+        config = None
+    return Provenance(config=config if isinstance(config, dict) else {}, config_hash=run.config_hash,
+                      dataset_path=run.dataset_path, dataset_fingerprint=run.dataset_fingerprint,
+                      code_version=run.code_version)
 
 
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:

@@ -71,3 +71,24 @@ def test_unpriced_model_is_refused_before_any_request(tmp_path: Path, capsys: py
     line = one_error_line(capsys)
     assert "no price known for openai-compatible:mystery@http://127.0.0.1:9/v1" in line and "--allow-unpriced" in line
     assert "sk-test-not-a-real-key" not in line
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "--modles", "scripted"], "shiftbench run: unrecognized argument --modles (did you mean --models?)"),
+    (["report", "r1", "--cvs"], "shiftbench report: unrecognized argument --cvs (did you mean --csv?)"),
+    (["data", "build", "--sed", "3"], "shiftbench data build: unrecognized argument --sed (did you mean --seed?)"),
+    (["runs", "--frobnicate"], "shiftbench runs: unrecognized argument --frobnicate; `shiftbench runs --help`"),
+    (["run", "--block-size", "twelve"], "shiftbench run: argument --block-size: invalid int value: 'twelve'"),
+    (["rnu"], "invalid choice: 'rnu'"),
+])
+def test_a_flag_typo_names_the_flag_it_meant(argv: list[str], expected: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert expected in one_error_line(capsys)
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith("shiftbench 0.")

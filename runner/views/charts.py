@@ -1,0 +1,133 @@
+"""The report's charts as static SVG: per-window learning curves and cost per task against Avg H.
+
+Drawn with matplotlib because it writes plain SVG that needs no script, no font download and no
+network to show: the HTML report stays one file that opens anywhere, prints, and weighs kilobytes
+(a plotly page carries 4.7 MB of JavaScript). Figures are built with `matplotlib.figure.Figure`, never
+pyplot, so no global figure state or GUI backend is involved.
+
+Intervals are optional input (`Intervals`): a chart draws a band or an error bar where one is given
+and the bare line or point where not, so a report without bootstrap intervals still draws.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from runner.report import StreamReport
+
+__all__ = ["CellKey", "Intervals", "cost_scatter_svg", "learning_curve_svg", "stream_label"]
+
+HIDDEN, SPECIFIED = "hidden", "fully_specified"
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22")
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """One figure of a report: a window's, a setting's (window None) or a stream's average (scenario
+    None) score of one category."""
+
+    model: str
+    method: str
+    scenario: str | None
+    category: str
+    window: int | None = None
+
+
+Intervals = Mapping[CellKey, tuple[float, float]]
+"""A figure's interval (low, high), in the same units as the score (0-100)."""
+
+
+def stream_label(stream: StreamReport) -> str:
+    return f"{stream.model} / {stream.method}"
+
+
+def learning_curve_svg(scenario: str, streams: Sequence[StreamReport], intervals: Intervals, salt: str) -> str:
+    """H (solid) and F (dashed) per window of one scenario, one colour per stream."""
+    figure = Figure(figsize=(5.6, 3.4))
+    axes = figure.add_subplot()
+    for index, stream in enumerate(streams):
+        setting = stream.settings.get(scenario)
+        if setting is None:
+            continue
+        colour = PALETTE[index % len(PALETTE)]
+        windows = [w.window for w in setting.windows]
+        for category, style, scores in ((HIDDEN, "-", [w.hidden for w in setting.windows]),
+                                        (SPECIFIED, "--", [w.fully_specified for w in setting.windows])):
+            points = [(x, y) for x, y in zip(windows, scores, strict=True) if y is not None]
+            if not points:
+                continue
+            # One legend entry per stream: the colour names it, the line style names the category.
+            label = stream_label(stream) if category == HIDDEN or setting.hidden is None else None
+            xs, ys = [x for x, _ in points], [y for _, y in points]
+            axes.plot(xs, ys, style, marker="o", markersize=3.5, color=colour, label=label, linewidth=1.6)
+            _band(axes, stream, scenario, category, xs, intervals, colour)
+    axes.set_title(f"{scenario}: H (solid), F (dashed) per window", fontsize=10)
+    axes.set_xlabel("window")
+    axes.set_ylabel("score (mean reward x 100)")
+    axes.set_ylim(-2, 102)
+    axes.grid(alpha=0.3)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    _legend(axes)
+    return _svg(figure, salt)
+
+
+def _band(axes: Axes, stream: StreamReport, scenario: str, category: str, xs: Sequence[int],
+          intervals: Intervals, colour: str) -> None:
+    bounds = [intervals.get(CellKey(stream.model, stream.method, scenario, category, x)) for x in xs]
+    present = [(x, b) for x, b in zip(xs, bounds, strict=True) if b is not None]
+    if present:
+        axes.fill_between([x for x, _ in present], [b[0] for _, b in present],
+                          [b[1] for _, b in present], color=colour, alpha=0.12, linewidth=0)
+
+
+def cost_scatter_svg(streams: Sequence[StreamReport], intervals: Intervals, salt: str) -> str:
+    """One point per stream: total cost per finished episode against Avg H, with Avg H's interval."""
+    figure = Figure(figsize=(5.6, 3.4))
+    axes = figure.add_subplot()
+    costs = []
+    for index, stream in enumerate(streams):
+        if stream.avg_h is None:
+            continue
+        cost = stream.cost_per_task_usd.total if stream.cost_per_task_usd else 0.0
+        colour = PALETTE[index % len(PALETTE)]
+        bounds = intervals.get(CellKey(stream.model, stream.method, None, HIDDEN))
+        error = None if bounds is None else [[stream.avg_h - bounds[0]], [bounds[1] - stream.avg_h]]
+        axes.errorbar([cost], [stream.avg_h], yerr=error, fmt="o", color=colour, capsize=3,
+                      label=stream_label(stream))
+        costs.append(cost)
+    axes.set_title("cost per task vs Avg H, one point per stream", fontsize=10)
+    axes.set_xlabel("total USD per finished episode")
+    axes.set_ylabel("Avg H")
+    axes.set_ylim(-2, 102)
+    if costs and max(costs) == 0:
+        # An offline run spends nothing: centre the points instead of pinning them to the left edge.
+        axes.set_xlim(-1, 1)
+        axes.text(0.5, 0.5, "no spend (offline run)", transform=axes.transAxes, ha="center", color="#999")
+    else:
+        axes.set_xlim(left=0)
+    axes.grid(alpha=0.3)
+    _legend(axes)
+    return _svg(figure, salt)
+
+
+def _legend(axes: Axes) -> None:
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
+
+
+def _svg(figure: Figure, salt: str) -> str:
+    """The figure as an inline <svg> element. Text stays text (selectable, no glyph definitions) and
+    the id salt differs per chart, so several charts in one page never share an element id."""
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]

@@ -1,0 +1,208 @@
+"""The report as one self-contained HTML page: `shiftbench report RUN_ID --html FILE`.
+
+One file, nothing fetched at view time: styles inline, charts inline SVG (`runner.views.charts`), and a
+Content-Security-Policy that forbids every network load, so a page that would reach out fails loudly
+in the browser instead of silently depending on the network. Sections, in reading order: the run's
+heading, the leaderboard, the cost / Avg H scatter, one learning-curve chart per scenario, the
+per-setting table with links to each setting's failed episodes, those transcripts, and provenance.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from runner.report import Report, StreamReport, scenario_sort_key
+from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
+from runner.views.transcript import Transcript, json_text
+from simulators.record import Step
+
+__all__ = ["FailedSetting", "SettingKey", "render_html"]
+
+SettingKey = tuple[str, str, str]
+"""(model, method, scenario)"""
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+@dataclass(frozen=True)
+class FailedSetting:
+    """A setting's failed test episodes: the first few in full, and how many there are in all."""
+
+    shown: Sequence[Transcript]
+    total: int
+
+
+def render_html(report: Report, intervals: Intervals | None = None,
+                failed: Mapping[SettingKey, FailedSetting] | None = None) -> str:
+    intervals = intervals or {}
+    failed = failed or {}
+    anchors = {key: f"failed-{index}" for index, key in enumerate(failed)}
+    body = [
+        _heading(report),
+        _section("Leaderboard", _leaderboard(report, intervals)),
+        _section("Charts", "<div class=charts>" + _figure(cost_scatter_svg(report.streams, intervals, "scatter"),
+                                                          "scatter", "all streams")
+                 + _curves(report, intervals) + "</div>"),
+        _section("Settings", _settings(report, failed, anchors)),
+        _section("Failed episodes", _failed(report, failed, anchors)),
+        _section("Provenance", _provenance(report)),
+    ]
+    return _PAGE.format(title=escape(f"shiftbench run {report.run_id}"), csp=CSP, style=_STYLE,
+                        body="\n".join(body))
+
+
+def _heading(report: Report) -> str:
+    status = report.status + (f" ({report.stop_reason})" if report.stop_reason else "")
+    cost = report.cost_usd
+    spend = (f"${cost.total:.4f} (agent ${cost.agent:.4f}, judge ${cost.judge:.4f}, method ${cost.method:.4f})"
+             + (f" of cap ${report.budget_usd:.2f}" if report.budget_usd is not None else ""))
+    created = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at))
+    return (f"<header><h1>Run {escape(report.run_id)}</h1>"
+            f"<p>status <b>{escape(status)}</b> &middot; created {escape(created)} &middot; spend {escape(spend)}</p>"
+            "<p class=note>Scores are mean reward x 100 over test tasks. H: hidden-dependent tasks, "
+            "F: fully specified tasks; Avg H / Avg F weigh every setting once.</p></header>")
+
+
+def _section(title: str, content: str) -> str:
+    return f"<section><h2>{escape(title)}</h2>\n{content}\n</section>"
+
+
+def _figure(svg: str, kind: str, caption: str) -> str:
+    return f"<figure class=chart data-chart={kind} aria-label=\"{escape(caption)}\">{svg}</figure>"
+
+
+def _curves(report: Report, intervals: Intervals) -> str:
+    scenarios = sorted({name for stream in report.streams for name in stream.settings}, key=scenario_sort_key)
+    if not scenarios:
+        return "<p>No finished test episodes yet.</p>"
+    return "\n".join(_figure(learning_curve_svg(name, report.streams, intervals, f"curve-{name}"),
+                             "learning-curve", name) for name in scenarios)
+
+
+def _score(value: float | None, bounds: tuple[float, float] | None = None) -> str:
+    if value is None:
+        return "-"
+    if bounds is None:
+        return f"{value:.1f}"
+    return f"{value:.1f} <span class=ci>[{bounds[0]:.1f}, {bounds[1]:.1f}]</span>"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Cells are HTML already (escaped by the caller)."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _state(stream: StreamReport) -> str:
+    return "complete" if stream.complete else f"partial {stream.test_done}/{stream.test_planned}"
+
+
+def _leaderboard(report: Report, intervals: Intervals) -> str:
+    rows = []
+    for s in report.streams:
+        per = s.cost_per_task_usd.total if s.cost_per_task_usd else 0.0
+        rows.append([escape(s.model), escape(s.method),
+                     _score(s.avg_h, intervals.get(CellKey(s.model, s.method, None, HIDDEN))),
+                     _score(s.avg_f, intervals.get(CellKey(s.model, s.method, None, SPECIFIED))),
+                     str(s.test_done), escape(_state(s)), f"{per:.4f}", f"{s.cost_usd.total:.2f}"])
+    return _table(["model", "method", "Avg H", "Avg F", "test", "state", "$ / task", "total $"], rows)
+
+
+def _settings(report: Report, failed: Mapping[SettingKey, FailedSetting], anchors: Mapping[SettingKey, str]) -> str:
+    rows = []
+    for s in report.streams:
+        for name, setting in s.settings.items():
+            key = (s.model, s.method, name)
+            missed = failed.get(key)
+            link = "0" if missed is None or missed.total == 0 else \
+                f"<a href=\"#{anchors[key]}\">{missed.total} failed</a>"
+            rows.append([escape(name), escape(s.model), escape(s.method), _score(setting.hidden),
+                         _score(setting.fully_specified), f"{setting.n}/{setting.planned}",
+                         link if failed else "-"])
+    rows.sort(key=lambda row: scenario_sort_key(row[0]))
+    return _table(["setting", "model", "method", "H", "F", "done", "failed episodes"], rows)
+
+
+def _failed(report: Report, failed: Mapping[SettingKey, FailedSetting], anchors: Mapping[SettingKey, str]) -> str:
+    if not failed:
+        return ("<p>Transcripts are not included in this page; "
+                f"<code>shiftbench show {escape(report.run_id)} --failed</code> prints them.</p>")
+    parts = []
+    for key, missed in failed.items():
+        if missed.total == 0:
+            continue
+        model, method, scenario = key
+        more = missed.total - len(missed.shown)
+        command = (f"shiftbench show {report.run_id} --failed --stream {model}/{method} --scenario {scenario}")
+        note = f"<p class=note>{more} more: <code>{escape(command)}</code></p>" if more > 0 else ""
+        parts.append(f"<div class=failed id=\"{anchors[key]}\"><h3>{escape(scenario)} &middot; "
+                     f"{escape(model)} / {escape(method)}: {missed.total} failed</h3>"
+                     + "".join(_transcript(t) for t in missed.shown) + note + "</div>")
+    return "\n".join(parts) or "<p>No failed test episodes.</p>"
+
+
+def _transcript(t: Transcript) -> str:
+    summary = (f"{escape(t.task_id)} &middot; window {t.window} &middot; {escape(t.category)} &middot; "
+               f"{escape(t.score_line)} &middot; {escape(t.end_reason)}")
+    steps = "".join(_step(number, step) for number, step in enumerate(t.record.steps, start=1))
+    figures = (f"{t.turns} turns, {t.tool_calls} tool calls, {t.input_tokens} in / {t.output_tokens} out tokens, "
+               f"${t.cost_usd:.4f}, {t.latency_s:.1f} s")
+    finish = f"<p><b>finish</b></p><pre>{escape(t.finish)}</pre>" if t.finish else ""
+    return (f"<details><summary>{summary}</summary>"
+            f"<p><b>task</b> {escape(t.record.task.instruction)}</p><ol class=steps>{steps}</ol>{finish}"
+            f"<p><b>grade</b> {escape(t.score_line)} by {escape(t.judge or 'the grader')}</p>"
+            f"<pre>{escape(json_text(t.grade_details))}</pre><p class=note>{escape(figures)}</p></details>")
+
+
+def _step(number: int, step: Step) -> str:
+    parts = []
+    if step.reasoning:
+        parts.append(f"<p class=thought>{escape(step.reasoning)}</p>")
+    if step.reply:
+        parts.append(f"<p>replied: {escape(step.reply)}</p>")
+    action = (f"NONE [{step.note}]" if step.action_name is None
+              else f"{step.action_name}({step.action_arguments})")
+    parts.append(f"<pre>action: {escape(action)}\nobservation: {escape(step.observation)}</pre>")
+    return f"<li value={number}>{''.join(parts)}</li>"
+
+
+def _provenance(report: Report) -> str:
+    p = report.provenance
+    items = [("journal", report.journal), ("code version", p.code_version), ("config hash", p.config_hash),
+             ("dataset", p.dataset_path), ("dataset fingerprint", p.dataset_fingerprint)]
+    facts = "".join(f"<dt>{escape(k)}</dt><dd><code>{escape(v)}</code></dd>" for k, v in items)
+    return f"<dl>{facts}</dl><p><b>config</b></p><pre>{escape(json_text(p.config))}</pre>"
+
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+h3{font-size:1em}table{border-collapse:collapse;margin:.5em 0}
+th,td{padding:.25em .7em;border-bottom:1px solid #eee;text-align:left}th{background:#f6f6f6}
+td:nth-child(n+3){font-variant-numeric:tabular-nums}.ci{color:#777;font-size:.85em}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(500px,1fr));gap:.5em 1.5em}
+figure.chart{margin:0}figure.chart svg{max-width:100%;height:auto}
+pre{background:#f7f7f7;padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:12px}
+details{border:1px solid #e4e4e4;border-radius:4px;margin:.4em 0;padding:.3em .6em}
+summary{cursor:pointer}.note{color:#666;font-size:.9em}.thought{color:#555;font-style:italic}
+dt{font-weight:bold;float:left;clear:left;width:11em}dd{margin-left:12em}
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>{style}</style>
+</head>
+<body>
+{body}
+</body>
+</html>
+"""

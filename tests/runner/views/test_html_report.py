@@ -1,0 +1,118 @@
+"""The HTML report of a real offline sweep (blind, oracle, tabular, rag over one scenario of each domain):
+its structure as written, and the page as headless Chromium loads and draws it."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from bench.headless import Chromium, chromium_path
+from runner.cli import main
+from runner.report import build_report
+from runner.views.charts import CellKey
+from runner.views.html_report import render_html
+
+SCENARIOS = ("retail_l1", "banking_l2", "pitch_l1")
+METHODS = ("blind", "oracle", "tabular", "rag")
+
+
+@pytest.fixture(scope="module")
+def swept(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A finished offline sweep, as a user starts it; returns (journal, run id)."""
+    journal = tmp_path_factory.mktemp("sweep") / "journal.sqlite"
+    code = main(["run", "--dataset", str(built_suite), "--scenarios", ",".join(SCENARIOS),
+                 "--methods", ",".join(METHODS), "--pilot", "2", "--display", "none", "--journal", str(journal)])
+    assert code == 0
+    assert main(["runs", "--journal", str(journal), "--json"]) == 0
+    with sqlite3.connect(journal) as connection:
+        (run_id,) = connection.execute("SELECT run_id FROM runs").fetchone()
+    return journal, run_id
+
+
+class _Figures(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.charts: list[dict[str, str | None]] = []
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "figure":
+            self.charts.append(values)
+        for name in ("src", "href", "xlink:href"):
+            target = values.get(name) or ""
+            if re.match(r"[a-z]+:", target) and not target.startswith("data:"):
+                self.external.append(target)
+
+
+def _html_file(swept: tuple[Path, str], tmp_path: Path) -> Path:
+    journal, run_id = swept
+    out = tmp_path / "out" / "report.html"
+    assert main(["report", run_id, "--journal", str(journal), "--html", str(out)]) == 0
+    return out
+
+
+def test_the_page_has_one_learning_curve_per_scenario_and_the_scatter(swept: tuple[Path, str],
+                                                                      tmp_path: Path) -> None:
+    page = _html_file(swept, tmp_path).read_text()
+    figures = _Figures()
+    figures.feed(page)
+    kinds = [chart["data-chart"] for chart in figures.charts]
+    assert kinds.count("scatter") == 1
+    assert [chart["aria-label"] for chart in figures.charts if chart["data-chart"] == "learning-curve"] == \
+        list(SCENARIOS)
+    assert figures.external == []  # nothing is fetched at view time
+    assert "Content-Security-Policy" in page
+    for method in METHODS:
+        assert f"<td>{method}</td>" in page
+    assert swept[1] in page and "dataset fingerprint" in page
+
+
+async def test_intervals_given_are_drawn_as_bands_and_printed(swept: tuple[Path, str]) -> None:
+    journal, run_id = swept
+    report = await build_report(journal, run_id)
+    tabular = next(stream for stream in report.streams if stream.method == "tabular")
+    setting = tabular.settings["retail_l1"]
+    bands = {CellKey("scripted", "tabular", "retail_l1", "hidden", w.window): (1.0, 99.0)
+             for w in setting.windows}
+    bands[CellKey("scripted", "tabular", None, "hidden")] = (12.5, 33.5)
+    with_bands, without = render_html(report, bands), render_html(report)
+    assert "[12.5, 33.5]" in with_bands and "[12.5, 33.5]" not in without
+    # A band is one filled polygon collection in the tabular curve.
+    bands_drawn = re.compile(r'id="\w*PolyCollection_')
+    assert len(bands_drawn.findall(with_bands)) == len(bands_drawn.findall(without)) + 1
+
+
+def test_a_run_not_in_the_journal_is_one_line_and_no_file(swept: tuple[Path, str], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", "r-nope", "--journal", str(swept[0]), "--html", str(out)]) == 2
+    assert "no run 'r-nope'" in capsys.readouterr().err
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium on this machine (apt-get install chromium; "
+                                                      ".ci/run installs it)")
+def test_chromium_loads_the_page_without_errors_and_draws_every_chart(swept: tuple[Path, str],
+                                                                      tmp_path: Path) -> None:
+    probe = """JSON.stringify([...document.querySelectorAll('figure.chart')].map(figure => {
+        const svg = figure.querySelector('svg'); const box = svg.getBoundingClientRect();
+        const drawn = [...svg.querySelectorAll('g[id^=line2d] path, g[id^=line2d] use')]
+            .filter(mark => { const b = mark.getBoundingClientRect(); return b.width > 0 || b.height > 0; });
+        return {kind: figure.dataset.chart, label: figure.getAttribute('aria-label'),
+                width: box.width, height: box.height, marks: drawn.length};
+    }))"""
+    with Chromium() as browser:
+        page = browser.open(_html_file(swept, tmp_path), probe=probe)
+    assert page.errors == []
+    charts = json.loads(page.probe)
+    assert [c["label"] for c in charts if c["kind"] == "learning-curve"] == list(SCENARIOS)
+    assert sum(c["kind"] == "scatter" for c in charts) == 1
+    for chart in charts:
+        assert chart["width"] > 300 and chart["height"] > 150, chart
+        assert chart["marks"] >= len(METHODS), chart  # every stream drew at least its line or point
