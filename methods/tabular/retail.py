@@ -29,32 +29,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from methods.tabular.common import NEVER, Call, calls_of, documented_rules, lookups
+from simulators.domains.retail.facts import method_kind, payment_kind, refund_target
 from simulators.domains.retail.parsing import ParsedLeg, parse_instruction
+from simulators.domains.retail.vocabulary import (
+    ATTRIBUTES,
+    DEFAULT_CODE,
+    POLICY_CODES,
+    TOOL_OP,
+    WHOLE_ORDER_OPS,
+    Condition,
+    parse_policy,
+)
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 
 __all__ = ["Cell", "RetailAdapter", "leg_facts"]
 
-OPS: tuple[str, ...] = ("cancel", "return", "exchange", "modify_items", "modify_address", "modify_payment")
-TOOL_OP: dict[str, str] = {
-    "cancel_pending_order": "cancel",
-    "return_delivered_order_items": "return",
-    "exchange_delivered_order_items": "exchange",
-    "modify_pending_order_items": "modify_items",
-    "modify_pending_order_address": "modify_address",
-    "modify_pending_order_payment": "modify_payment",
-}
-ATTRIBUTES: tuple[str, ...] = ("status", "payment", "membership", "reason", "category", "item_class",
-                               "ship_state", "new_state", "refund_to", "pay_with")
-DEFAULT_CODE: dict[str, str] = {
-    "status": "invalid_status", "item_class": "final_sale", "ship_state": "destination_not_allowed",
-    "new_state": "destination_not_allowed", "refund_to": "destination_not_allowed",
-    "pay_with": "destination_not_allowed",
-}
-POLICY_CODES: tuple[str, ...] = ("service_not_offered", "invalid_status", "destination_not_allowed", "final_sale",
-                                 "over_threshold", "window_expired")
-"""Codes a policy rule may cite; `insufficient_balance` and `not_found` come from the world itself."""
-WHOLE_ORDER = ("cancel", "modify_address", "modify_payment")
 HORIZON = 240
 """Stream positions an unexplained failure stays open."""
 MAX_PENDING = 40
@@ -63,26 +53,6 @@ MAX_PENDING = 40
 # ---------------------------------------------------------------------------------------------- reading
 # The request is read by the scripted agent's own parser (`parse_instruction`): it sees only the
 # instruction, which the method sees too.
-
-
-def _method_kind(method_id: str, methods: Mapping[str, JSON]) -> str:
-    method = methods.get(method_id)
-    if isinstance(method, dict) and isinstance(method.get("source"), str):
-        return str(method["source"])
-    return next((kind for kind in ("gift_card", "credit_card", "paypal") if method_id.startswith(kind)), "other")
-
-
-def _payment_kind(order: Mapping[str, JSON], methods: Mapping[str, JSON]) -> str:
-    net: dict[str, float] = {}
-    for entry in _dicts(order.get("payment_history")):
-        sign = 1.0 if entry.get("transaction_type") == "payment" else -1.0
-        method = str(entry.get("payment_method_id", ""))
-        amount = entry.get("amount", 0.0)
-        net[method] = net.get(method, 0.0) + sign * (float(amount) if isinstance(amount, int | float) else 0.0)
-    paying = sorted(method for method, amount in net.items() if amount > 0.005)
-    if len(paying) > 1:
-        return "split"
-    return _method_kind(paying[0], methods) if paying else "none"
 
 
 def _dicts(value: JSON) -> list[Mapping[str, JSON]]:
@@ -97,7 +67,7 @@ def leg_facts(leg: ParsedLeg, user: Mapping[str, JSON], order: Mapping[str, JSON
     methods = methods if isinstance(methods, dict) else {}
     items = _dicts(order.get("items"))
     product_of = {str(item.get("item_id")): str(item.get("product_id")) for item in items}
-    if leg.op in WHOLE_ORDER:
+    if leg.op in WHOLE_ORDER_OPS:
         scope = [str(item.get("item_id")) for item in items]
     elif leg.op == "return":
         scope = list(leg.item_ids)
@@ -109,7 +79,7 @@ def leg_facts(leg: ParsedLeg, user: Mapping[str, JSON], order: Mapping[str, JSON
     address = address if isinstance(address, dict) else {}
     facts = {
         "status": frozenset({str(order.get("status", ""))}),
-        "payment": frozenset({_payment_kind(order, methods)}),
+        "payment": frozenset({payment_kind(order, methods)}),
         "membership": frozenset({str(user.get("membership", ""))}),
         "ship_state": frozenset({str(address.get("state", ""))}),
     }
@@ -124,24 +94,18 @@ def leg_facts(leg: ParsedLeg, user: Mapping[str, JSON], order: Mapping[str, JSON
     if leg.op in ("cancel", "return"):
         facts["reason"] = frozenset({leg.reason})
     if leg.op == "return":
-        history = _dicts(order.get("payment_history"))
-        first = str(history[0].get("payment_method_id", "")) if history else ""
-        target = ("gift_card" if _method_kind(leg.payment_method_id, methods) == "gift_card"
-                  else "original_method" if leg.payment_method_id == first else "other_method")
-        facts["refund_to"] = frozenset({target})
+        facts["refund_to"] = frozenset({refund_target(leg.payment_method_id, order, methods)})
     if leg.op in ("exchange", "modify_items", "modify_payment"):
-        facts["pay_with"] = frozenset({_method_kind(leg.payment_method_id, methods)})
+        facts["pay_with"] = frozenset({method_kind(leg.payment_method_id, methods)})
     if leg.op == "modify_address":
         facts["new_state"] = frozenset({leg.address.get("state", "")})
     return facts
 
 
 def cells_of(op: str, facts: Mapping[str, frozenset[str]]) -> list[str]:
-    return [cell_key(op, attribute, value) for attribute in ATTRIBUTES for value in sorted(facts.get(attribute, ()))]
-
-
-def cell_key(op: str, attribute: str, value: str) -> str:
-    return f"{op}|{attribute}|{value.lower()}"
+    """The keys (`Condition.key`) of the conditions a request with these facts meets."""
+    return [Condition.of(op, attribute, value).key for attribute in ATTRIBUTES
+            for value in sorted(facts.get(attribute, ()))]
 
 
 # ---------------------------------------------------------------------------------------------- cells
@@ -197,6 +161,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class DocRule:
+    """A documented rule (read by the vocabulary's `parse_policy`) with its deny list lower-cased once."""
+
     rule_id: str
     deny: frozenset[str]
     reason: str
@@ -228,17 +194,8 @@ class RetailAdapter:
     def _set_documented(self, policy: Mapping[str, JSON]) -> None:
         self.documented = {str(k): v for k, v in sorted(policy.items())}
         self._doc = {}
-        for rule_id, raw in self.documented.items():
-            if not isinstance(raw, dict) or not isinstance(raw.get("deny", []), list):
-                continue
-            op, _, attribute = rule_id.partition(".")
-            op, attribute = str(raw.get("op", op)), str(raw.get("attribute", attribute))
-            if op not in OPS:
-                continue
-            reason = raw.get("reason")
-            code = reason if isinstance(reason, str) and reason else DEFAULT_CODE.get(attribute, "service_not_offered")
-            deny = frozenset(str(v).lower() for v in raw.get("deny", []))
-            self._doc.setdefault((op, attribute), []).append(DocRule(rule_id, deny, code))
+        for rule in parse_policy(self.documented):
+            self._doc.setdefault((rule.op, rule.attribute), []).append(DocRule(rule.rule_id, rule.denied, rule.reason))
 
     # ------------------------------------------------------------------------------------ beliefs
 
@@ -251,15 +208,15 @@ class RetailAdapter:
         return list(dict.fromkeys([*documented, DEFAULT_CODE.get(attribute, "service_not_offered")]))
 
     def denied(self, key: str) -> bool:
-        op, attribute, value = key.split("|", 2)
+        condition = Condition.from_key(key)
         cell = self.cells.get(key)
-        documented = self._doc_denied(op, attribute, value)
+        documented = self._doc_denied(condition.op, condition.attribute, condition.value)
         return cell.denied(documented) if cell else documented
 
     def code(self, key: str) -> str:
-        op, attribute, value = key.split("|", 2)
+        condition = Condition.from_key(key)
         cell = self.cells.get(key)
-        priors = self._priors(op, attribute, value)
+        priors = self._priors(condition.op, condition.attribute, condition.value)
         if cell is None:
             return priors[0]
         return cell.code(priors)
@@ -418,14 +375,14 @@ class RetailAdapter:
         """Rules that differ from the documents, in the retail schema (one block overrides by id)."""
         groups: dict[tuple[str, str], set[str]] = {}
         for key in self.cells:
-            op, attribute, value = key.split("|", 2)
-            groups.setdefault((op, attribute), set()).add(value)
+            condition = Condition.from_key(key)
+            groups.setdefault((condition.op, condition.attribute), set()).add(condition.value)
         block: dict[str, JSON] = {}
         for (op, attribute), values in sorted(groups.items()):
             documented = self._doc.get((op, attribute), [])
             values |= {value for rule in documented for value in rule.deny}
-            learned = {value: self.code(cell_key(op, attribute, value)) for value in sorted(values)
-                       if self.denied(cell_key(op, attribute, value))}
+            keys = {value: Condition.of(op, attribute, value).key for value in sorted(values)}
+            learned = {value: self.code(key) for value, key in keys.items() if self.denied(key)}
             as_documented = {value: rule.reason for rule in reversed(documented) for value in rule.deny}
             if learned == as_documented:
                 continue

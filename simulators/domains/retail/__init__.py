@@ -5,11 +5,18 @@ change its items, address or payment method, or ask what a return would refund; 
 a fallback ("if that is not possible, ..."). The agent looks records up with tools, decides whether
 the store's current practice allows the request, and either carries it out or refuses with a code.
 
-Modules: `world` (tools over a copy-on-write episode view: `scope`, `state`, `reads`, `writes`),
-`grader` (gold replay + answer check), `rules` (the policy model), `facts` and `engine` (what a request
-is and what must happen to it), `timeline` (documented and hidden policies per tier and window),
-`generator` (with `catalog`, `profiles`, `population`, `recipes`, `wording`, `documents`), `parsing`
-and `planner` (the scripted agent), `tools` (schemas), `vocab` (shared vocabulary).
+Modules: `world` (tools over a copy-on-write episode view: `scope`, `state`, `reads`, and the built-in
+`writes` or, for the public export, the reference's `reference_tools` under its `store_config`),
+`grader` (gold replay + answer check), `vocabulary` (the public vocabulary and rule schema that methods
+import), `facts` and `engine` (what a request is and what must happen to it), `timeline` (documented
+and hidden policies per tier and window), `generator` (with `catalog`, `profiles`, `population`,
+`recipes`, `wording`, `documents`), `parsing` and `planner` (the scripted agent), `tools` (schemas).
+
+Which semantics a world follows: the built-in suite keeps its own (every write tool mechanically
+permissive on every policy dimension, owner-scoped, no fees or caps: its rule book is categorical and
+the grade alone tells right from wrong, and its gold answers and quotes are built on that); a world
+without `_mechanics` (the public export's `retail_l1..l3`) follows the reference's tools exactly (tier
+caps, restocking fees, windows, destinations, split refunds; see `reference_tools`).
 
 Policy block schema (the fenced `shiftbench-policy` JSON object that policy.md ends with, that each
 Oracle bulletin ends with, and that learning methods may write): a flat object of rule id -> rule,

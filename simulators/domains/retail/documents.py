@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from simulators.domains.retail.rules import Rule, policy_json
-from simulators.domains.retail.vocab import TODAY
+from simulators.domains.retail.vocabulary import TODAY, Rule, policy_json
 from simulators.policy_block import render_policy_block
 
 __all__ = ["bulletin", "policy_document", "rule_sentence", "system_prompt", "workflow_document"]

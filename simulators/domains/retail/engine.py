@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from simulators.domains.retail.facts import leg_facts, method_kind, net_paid
 from simulators.domains.retail.model import Leg, Records, Request
-from simulators.domains.retail.rules import Rule, blocking_reasons
-from simulators.domains.retail.vocab import OP_TOOL
+from simulators.domains.retail.vocabulary import OP_TOOL, Rule, blocking_reasons
 from simulators.protocol import JSON, Action
 
 __all__ = ["Outcome", "decide", "leg_action", "leg_blockers", "price_difference", "refund_value"]

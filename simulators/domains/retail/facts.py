@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from simulators.domains.retail.model import Leg, Records
-from simulators.domains.retail.rules import Facts
-from simulators.domains.retail.vocab import ITEM_LEVEL
+from simulators.domains.retail.vocabulary import ITEM_LEVEL, WHOLE_ORDER_OPS, Facts
 from simulators.protocol import JSON
 
 __all__ = ["item_ids_in_scope", "leg_facts", "method_kind", "net_paid", "payment_kind", "refund_target"]
 
-ORDER_OPS = ("cancel", "modify_address", "modify_payment")
-"""Operations on the whole order: their item facts cover every item of the order."""
 
 
 def method_kind(payment_method_id: str, methods: Mapping[str, JSON]) -> str:
@@ -59,7 +56,7 @@ def refund_target(destination: str, order: Mapping[str, JSON], methods: Mapping[
 
 def item_ids_in_scope(leg: Leg, order: Mapping[str, JSON]) -> tuple[str, ...]:
     """The items whose category and class a rule on this leg looks at."""
-    if leg.op in ORDER_OPS:
+    if leg.op in WHOLE_ORDER_OPS:
         return tuple(str(item.get("item_id", "")) for item in order.get("items", []))
     return leg.item_ids
 

@@ -19,9 +19,9 @@ from simulators.domains.retail.engine import Outcome, decide
 from simulators.domains.retail.population import Built, Population
 from simulators.domains.retail.profiles import GENERATED_MECHANICS, Recipe, SamplingContext, sample_profile
 from simulators.domains.retail.recipes import Pools, WindowPolicies, build_pools
-from simulators.domains.retail.rules import Rule, parse_policy, policy_json
 from simulators.domains.retail.state import json_copy
 from simulators.domains.retail.tools import TOOLS
+from simulators.domains.retail.vocabulary import Rule, parse_policy, policy_json
 from simulators.domains.retail.wording import instruction, message
 from simulators.protocol import Evaluator, Scenario, ScenarioEnvironment, Task, Window
 

@@ -18,8 +18,7 @@ from simulators.domain import PlannedCall, ToolExchange
 from simulators.domains.retail.engine import decide
 from simulators.domains.retail.model import Leg, Records, Request
 from simulators.domains.retail.parsing import ParsedLeg, ParsedRequest, parse_instruction
-from simulators.domains.retail.rules import parse_policy
-from simulators.domains.retail.vocab import TOOL_OP
+from simulators.domains.retail.vocabulary import TOOL_OP, parse_policy
 from simulators.protocol import JSON
 
 __all__ = ["next_call"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from simulators.domains.retail.catalog import Catalog, IdMint
 from simulators.domains.retail.model import Leg, Records, Request
 from simulators.domains.retail.profiles import LegProfile, Profile
-from simulators.domains.retail.vocab import TODAY
+from simulators.domains.retail.vocabulary import TODAY
 from simulators.protocol import JSON
 
 __all__ = ["Built", "Population"]

@@ -11,8 +11,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from simulators.domains.retail.rules import Rule
-from simulators.domains.retail.vocab import (
+from simulators.domains.retail.vocabulary import (
     CANCEL_REASONS,
     CATEGORIES,
     ITEM_CLASSES,
@@ -24,6 +23,7 @@ from simulators.domains.retail.vocab import (
     RETURN_REASONS,
     STATES,
     TIERS,
+    Rule,
 )
 
 __all__ = ["GENERATED_MECHANICS", "Infeasible", "LegProfile", "Profile", "Recipe", "SamplingContext",

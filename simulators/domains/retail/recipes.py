@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from simulators.domains.retail.profiles import GENERATED_MECHANICS, Infeasible, Recipe, mechanics_kind
-from simulators.domains.retail.rules import Rule
-from simulators.domains.retail.vocab import (
+from simulators.domains.retail.vocabulary import (
     CANCEL_REASONS,
     CATEGORIES,
     ITEM_CLASSES,
@@ -32,6 +31,7 @@ from simulators.domains.retail.vocab import (
     STATES,
     STATUSES,
     TIERS,
+    Rule,
 )
 
 __all__ = ["Pools", "WindowPolicies", "build_pools", "contested_values"]

@@ -36,7 +36,7 @@ from simulators.domains.retail import reads
 from simulators.domains.retail.facts import net_paid
 from simulators.domains.retail.state import EpisodeState
 from simulators.domains.retail.store_config import StoreConfig
-from simulators.domains.retail.vocab import TODAY
+from simulators.domains.retail.vocabulary import TODAY
 from simulators.errors import ToolError
 from simulators.protocol import JSON
 

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from simulators.domains.retail.vocab import OFFICIAL_MECHANICS
+from simulators.domains.retail.vocabulary import OFFICIAL_MECHANICS
 from simulators.protocol import JSON, ScenarioEnvironment, Task
 
 __all__ = ["WorldIndex", "episode_orders", "order_ids_in", "world_index"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from simulators.domains.retail.vocab import TIERS
+from simulators.domains.retail.vocabulary import TIERS
 
 __all__ = ["StoreConfig", "reference_config", "stage_config"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from simulators.domains.retail.rules import Rule, make_rule
+from simulators.domains.retail.vocabulary import Rule, make_rule
 
 __all__ = ["DOCUMENTED", "TierPlan", "active_policy", "plan_for"]
 

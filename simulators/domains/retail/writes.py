@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from simulators.domains.retail.facts import method_kind, net_paid
 from simulators.domains.retail.state import EpisodeState
-from simulators.domains.retail.vocab import CANCEL_REASONS, RETURN_REASONS, TODAY
+from simulators.domains.retail.vocabulary import CANCEL_REASONS, RETURN_REASONS, TODAY
 from simulators.errors import ToolError
 from simulators.protocol import JSON
 

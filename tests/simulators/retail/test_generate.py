@@ -10,8 +10,8 @@ import pytest
 from simulators.dataset import task_row
 from simulators.domains.retail import DOMAIN
 from simulators.domains.retail.generator import COUNTS
-from simulators.domains.retail.rules import parse_policy
 from simulators.domains.retail.timeline import DOCUMENTED, active_policy, plan_for
+from simulators.domains.retail.vocabulary import parse_policy
 from simulators.policy_block import merged_policy, parse_policy_blocks
 from simulators.protocol import Scenario
 

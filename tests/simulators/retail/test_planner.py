@@ -5,8 +5,7 @@ from __future__ import annotations
 from simulators.domain import ToolExchange
 from simulators.domains.retail import DOMAIN
 from simulators.domains.retail.parsing import parse_instruction
-from simulators.domains.retail.rules import blocking_reasons, parse_policy
-from simulators.domains.retail.vocab import TOOL_OP
+from simulators.domains.retail.vocabulary import TOOL_OP, blocking_reasons, parse_policy
 from simulators.domains.retail.world import RetailWorld
 from simulators.errors import ToolError
 from simulators.policy_block import merged_policy
