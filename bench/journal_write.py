@@ -43,7 +43,7 @@ def _unit(i: int) -> str:
 
 def _units(n: int) -> list[UnitRow]:
     return [UnitRow(RUN, _unit(i), "scripted|blind|bench", "scripted", "blind", "bench", "test", 0, i, f"t{i:06d}", i,
-                    "specified") for i in range(n)]
+                    "specified", "", 0) for i in range(n)]
 
 
 def _episode_batch(i: int, record: bytes) -> Batch:

@@ -21,6 +21,8 @@ import orjson
 
 from methods.registry import METHOD_REGISTRY
 from runner.config import SweepConfig, load_config_file
+from runner.evidence.commands import compare_command, gate_command, verify_command
+from runner.evidence.plan_commands import follow_plan, lock_command
 from runner.files import write_atomically
 from runner.models.probe import probe_models
 from runner.models.registry import build_models, close_models
@@ -72,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--html", type=Path, metavar="FILE",
                      help="write one self-contained HTML page (charts, tables, failed episodes, provenance)")
     _add_journal(report)
+    _add_evidence(commands)
     commands.add_parser("methods", help="list the learning methods")
     probe = commands.add_parser("probe", help="send one tiny request to each model (checks endpoint and key)")
     probe.add_argument("models", nargs="+")
@@ -80,29 +83,56 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_evidence(commands: Any) -> None:
+    compare = commands.add_parser("compare", help="paired differences of two streams over the same test tasks")
+    compare.add_argument("a", help="RUN_ID or RUN_ID:model/method")
+    compare.add_argument("b", help="RUN_ID or RUN_ID:model/method (the base)")
+    verify = commands.add_parser("verify", help="re-grade every journaled episode without a model")
+    verify.add_argument("run_id")
+    gate = commands.add_parser("gate", help="judge a run against rules (exit 0 PASS/PROCEED, 1 FAIL/STOP, "
+                                            "3 INSUFFICIENT_EVIDENCE)")
+    gate.add_argument("run_id")
+    gate.add_argument("--rules", type=Path, required=True, help="a TOML file of [[rule]] tables and [pilot]")
+    for parser in (compare, verify, gate):
+        parser.add_argument("--json", action="store_true")
+        _add_journal(parser)
+    lock = commands.add_parser("lock", help="lock a pre-registered plan under its hash, or --amend it")
+    lock.add_argument("plan", type=Path)
+    lock.add_argument("--amend", metavar="REASON", help="append an amendment setting the given run flags")
+    _add_result_flags(lock)
+
+
 def _add_journal(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--journal", type=Path, default=None,
                         help=f"the journal file (default: {default_journal()})")
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--config", type=Path, help="a TOML sweep file; flags override its keys")
+    source = run.add_mutually_exclusive_group()
+    source.add_argument("--config", type=Path, help="a TOML sweep file; flags override its keys")
+    source.add_argument("--plan", type=Path, help="run a locked plan (refused if flags change it without an "
+                                                  "amendment)")
+    _add_result_flags(run)
+    run.add_argument("--concurrency", type=int, help="model calls in flight across the run")
+    run.add_argument("--model-concurrency", type=int, help="model calls in flight per model")
+    run.add_argument("--budget", type=float, help="hard cap on the run's spend in USD")
+    run.add_argument("--allow-unpriced", action="store_true", default=None,
+                     help="run models with no known price (spend counts only what providers report)")
+    run.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
+    _add_journal(run)
+
+
+def _add_result_flags(run: argparse.ArgumentParser) -> None:
+    """The flags that decide results (what a plan locks)."""
     run.add_argument("--models", type=_names, help="comma-separated, e.g. scripted,scripted:docs")
     run.add_argument("--methods", type=_names, help=f"comma-separated: {', '.join(sorted(METHOD_REGISTRY))}")
     run.add_argument("--scenarios", type=_names, help="comma-separated, e.g. retail_l1,banking_l2")
     run.add_argument("--dataset", help="a dataset directory (default: the built-in suite)")
     run.add_argument("--seed", type=int, help="seed of the built-in suite (default 0)")
     run.add_argument("--block-size", type=int, help="serving episodes per learning step (default 1; 12 = reference)")
-    run.add_argument("--concurrency", type=int, help="model calls in flight across the run")
-    run.add_argument("--model-concurrency", type=int, help="model calls in flight per model")
     run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window, "
                                                "then the projected cost of the full sweep")
-    run.add_argument("--budget", type=float, help="hard cap on the run's spend in USD")
-    run.add_argument("--allow-unpriced", action="store_true", default=None,
-                     help="run models with no known price (spend counts only what providers report)")
     run.add_argument("--judge", help="a model to judge pitches (default: the offline deterministic judge)")
-    run.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
-    _add_journal(run)
 
 
 def _add_data(data: argparse.ArgumentParser) -> None:
@@ -122,11 +152,18 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
+    if getattr(args, "plan", None):
+        return follow_plan(args.plan, _overrides(args), print)
     config = load_config_file(args.config) if args.config else SweepConfig()
-    overrides = {f: getattr(args, flag) for flag, f in _FLAG_TO_FIELD.items() if getattr(args, flag) is not None}
+    return replace(config, **_overrides(args)).validate("flags")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys the flags set (flags a parser does not have count as not given)."""
+    overrides = {f: getattr(args, flag) for flag, f in _FLAG_TO_FIELD.items() if getattr(args, flag, None) is not None}
     if overrides.get("dataset"):
         overrides["dataset"] = str(Path(overrides["dataset"]).resolve())
-    return replace(config, **overrides).validate("flags")
+    return overrides
 
 
 def _journal(args: argparse.Namespace, config: SweepConfig | None = None) -> Path:
@@ -182,6 +219,29 @@ def _cmd_report_html(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    text, code = _async(compare_command, _journal(args), args.a, args.b, args.json)
+    print(text)
+    return int(code)
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    text, code = _async(verify_command, _journal(args), args.run_id, args.json, print)
+    print(text)
+    return int(code)
+
+
+def _cmd_gate(args: argparse.Namespace) -> int:
+    text, code = _async(gate_command, _journal(args), args.run_id, args.rules, args.json)
+    print(text)
+    return int(code)
+
+
+def _cmd_lock(args: argparse.Namespace) -> int:
+    print(lock_command(args.plan, _overrides(args), args.amend, print))
+    return 0
+
+
 def _cmd_probe(args: argparse.Namespace) -> int:
     config = load_config_file(args.config) if args.config else SweepConfig()
     config = replace(config, models=tuple(args.models), allow_unpriced=True).validate("flags")
@@ -228,7 +288,8 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "report": _cmd_report,
-    "methods": _cmd_methods, "data": _cmd_data, "probe": _cmd_probe,
+    "methods": _cmd_methods, "data": _cmd_data, "probe": _cmd_probe, "compare": _cmd_compare,
+    "verify": _cmd_verify, "gate": _cmd_gate, "lock": _cmd_lock,
 }
 
 

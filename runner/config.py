@@ -55,6 +55,9 @@ class SweepConfig:
     """Price overrides, `[prices."model"]` tables, merged over the shipped table."""
     endpoints: Mapping[str, Any] = field(default_factory=dict)
     """Named endpoints, `[endpoints.NAME]` tables: kind, model, base_url, api_key_env."""
+    plan: Mapping[str, Any] = field(default_factory=dict)
+    """The locked plan a run follows (`run --plan`): its hashes and amendments, shown by every report.
+    Set by `runner.evidence.plan_commands` only, never read from a sweep file."""
 
     def validate(self, source: str) -> SweepConfig:
         """Raise one clear error naming `source` (a file or `flags`) for the first problem found."""
@@ -107,7 +110,7 @@ def _suggest(word: str, known: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
+_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig) if f.name != "plan"}
 _TUPLE_KEYS = {"models", "methods", "scenarios"}
 _TABLE_KEYS = {"prices", "endpoints"}
 _KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,),

@@ -16,13 +16,27 @@ import io
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from runner.journal import CallUsage, EpisodeCost, PlannedSetting, Reader, RunRow, Spend, TestScore, read_only
+from runner.evidence.bootstrap import DEFAULT_SPEC, StreamDraws, stream_draws
+from runner.evidence.outcomes import Outcome, task_values
+from runner.evidence.provenance import machine_meta_key, provenance_extras
+from runner.evidence.seal import seal
+from runner.journal import (
+    CallUsage,
+    EpisodeCost,
+    PlannedSetting,
+    Reader,
+    RunRow,
+    Spend,
+    TestOutcome,
+    TestScore,
+    read_only,
+)
 from simulators.errors import ShiftbenchInputError
 
 __all__ = [
@@ -48,12 +62,18 @@ SPECIFIED_DOMAINS = ("retail", "banking")
 DOMAIN_ORDER = ("retail", "banking", "pitch")
 
 
+Pair = list[float] | None
+"""An interval [lo, hi]; None when there is nothing to resample."""
+
+
 @dataclass(frozen=True)
 class WindowScore:
     window: int
     hidden: float | None
     fully_specified: float | None
     n: int
+    hidden_ci: Pair = None
+    fully_specified_ci: Pair = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +86,8 @@ class Setting:
     planned: int
     complete: bool
     windows: list[WindowScore]
+    hidden_ci: Pair = None
+    fully_specified_ci: Pair = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +129,8 @@ class StreamReport:
     cost_per_task_usd: Costs | None
     latency_p50_s: float | None
     latency_p95_s: float | None
+    avg_h_ci: Pair = None
+    avg_f_ci: Pair = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +142,12 @@ class Provenance:
     dataset_path: str
     dataset_fingerprint: str
     code_version: str
+    models: dict[str, Any] = field(default_factory=dict)
+    """Each model with the prices its calls were charged (`runner.evidence.provenance`)."""
+    machine: dict[str, Any] | None = None
+    """The machine the run started on (None for runs journaled before it was recorded)."""
+    plan: dict[str, Any] | None = None
+    """The locked plan the run followed (`run --plan`): its hashes and amendments."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +162,8 @@ class Report:
     """Run-wide, including calls no unit or stream claims."""
     streams: list[StreamReport]
     provenance: Provenance
+    bootstrap: dict[str, Any] = field(default_factory=dict)
+    """How the intervals were drawn (draws, seed, level, what is resampled)."""
 
 
 # ---------------------------------------------------------------- reading the journal
@@ -172,6 +204,8 @@ class _Rows:
     episodes: list[EpisodeCost]
     calls: list[CallUsage]
     spend: Spend
+    outcomes: list[TestOutcome]
+    machine: str | None
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
@@ -188,7 +222,8 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
                                    f"`shiftbench runs --journal {path}` lists the runs it holds")
     return _Rows(run=run, planned=await reader.planned_settings(run_id), scores=await reader.test_scores(run_id),
                  episodes=await reader.episode_costs(run_id), calls=await reader.call_usage(run_id),
-                 spend=await reader.spend(run_id))
+                 spend=await reader.spend(run_id), outcomes=await reader.test_outcomes(run_id),
+                 machine=await reader.meta(machine_meta_key(run_id)))
 
 
 # ---------------------------------------------------------------- assembling
@@ -199,22 +234,51 @@ def _assemble(rows: _Rows, journal: str) -> Report:
     for episode in rows.episodes:
         latencies[(episode.model, episode.method)].append(episode.latency_s)
     settings = _settings(rows.planned, rows.scores)
-    streams = [_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, []))
+    draws = _draws(rows.outcomes)
+    streams = [_with_intervals(_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, [])),
+                               draws.get(key))
                for key, scenario_settings in settings.items()]
     run = rows.run
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
-                  cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run))
+                  cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine),
+                  bootstrap=asdict(DEFAULT_SPEC))
 
 
-def _provenance(run: RunRow) -> Provenance:
+def _provenance(run: RunRow, machine: str | None) -> Provenance:
     try:
         config = orjson.loads(run.config)
     except orjson.JSONDecodeError:
         config = None
     return Provenance(config=config if isinstance(config, dict) else {}, config_hash=run.config_hash,
                       dataset_path=run.dataset_path, dataset_fingerprint=run.dataset_fingerprint,
-                      code_version=run.code_version)
+                      code_version=run.code_version, **provenance_extras(run, machine))
+
+
+def _draws(rows: list[TestOutcome]) -> dict[StreamKey, StreamDraws]:
+    """Each stream's family bootstrap (`runner.evidence.bootstrap`)."""
+    outcomes: dict[StreamKey, list[Outcome]] = defaultdict(list)
+    for row in rows:
+        outcomes[(row.model, row.method)].append(Outcome(*row))
+    return {key: stream_draws(task_values(found), DEFAULT_SPEC) for key, found in outcomes.items()}
+
+
+def _with_intervals(stream: StreamReport, draws: StreamDraws | None) -> StreamReport:
+    if draws is None:
+        return stream
+
+    def ci(setting: str, category: str, window: int | None = None) -> Pair:
+        found = draws.setting_interval(setting, (category, window))
+        return None if found is None else found.as_list()
+
+    settings = {name: replace(setting, hidden_ci=ci(name, "hidden"), fully_specified_ci=ci(name, "fully_specified"),
+                              windows=[replace(w, hidden_ci=ci(name, "hidden", w.window),
+                                               fully_specified_ci=ci(name, "fully_specified", w.window))
+                                       for w in setting.windows])
+                for name, setting in stream.settings.items()}
+    avg_h, avg_f = draws.avg_h_interval(), draws.avg_f_interval()
+    return replace(stream, settings=settings, avg_h_ci=None if avg_h is None else avg_h.as_list(),
+                   avg_f_ci=None if avg_f is None else avg_f.as_list())
 
 
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:
@@ -308,7 +372,8 @@ Table = tuple[list[str], list[list[str]]]
 
 
 def render_json(report: Report) -> str:
-    return orjson.dumps(asdict(report), option=orjson.OPT_INDENT_2).decode()
+    """The report sealed: a `sha256` over its canonical content (`runner.evidence.seal`)."""
+    return orjson.dumps(seal(asdict(report)), option=orjson.OPT_INDENT_2).decode()
 
 
 def render_text(report: Report) -> str:
@@ -343,17 +408,37 @@ def _heading(report: Report) -> str:
              f"method ${cost.method:.4f})")
     if report.budget_usd is not None:
         spend += f" of cap ${report.budget_usd:.2f}"
-    return f"run {report.run_id}: {status}\njournal {report.journal}\n{spend}"
+    return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend,
+                      *_evidence_lines(report)])
+
+
+def _evidence_lines(report: Report) -> list[str]:
+    """How sure the numbers are and where they come from: the bootstrap, the provenance, the plan."""
+    lines = []
+    if report.bootstrap:
+        b = report.bootstrap
+        lines.append(f"intervals: {b['level']:.0%} bootstrap, {b['unit']} resampled, {b['draws']} draws, "
+                     f"seed {b['seed']}")
+    p = report.provenance
+    lines.append(f"provenance: code {p.code_version}, dataset {p.dataset_fingerprint[:12]}, "
+                 f"config {p.config_hash[:12]}")
+    plan = p.plan
+    if plan:
+        lines.append(f"plan: {plan['file']} sha256 {plan['hash'][:12]}, now {plan['head'][:12]} "
+                     f"({len(plan['amendments'])} amendments)")
+        lines += [f"  amendment {a['hash'][:12]} {a['at']}: {a['reason']} "
+                  f"(sets {', '.join(f'{k}={v}' for k, v in a['sets'].items())})" for a in plan["amendments"]]
+    return lines
 
 
 def _sections(report: Report) -> list[tuple[str, Table, str]]:
     return [
-        ("Scores (mean reward x 100 over test tasks; H hidden, F fully specified)",
-         _score_table(report), "llrrrl"),
+        ("Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)",
+         _score_table(report), "llrrrrrl"),
         ("Tokens, cost and latency (per task = per finished episode, serving included)",
          _cost_table(report), "llrrrrrrrrrr"),
-        ("Settings", _setting_table(report), "lllrrr"),
-        ("Windows", _window_table(report), "lllrrrr"),
+        ("Settings", _setting_table(report), "lllrrrrr"),
+        ("Windows", _window_table(report), "lllrrrrrr"),
     ]
 
 
@@ -365,9 +450,14 @@ def _state(stream: StreamReport) -> str:
     return "complete" if stream.complete else f"partial {stream.test_done}/{stream.test_planned}"
 
 
+def _interval(pair: Pair) -> str:
+    return "-" if pair is None else f"[{pair[0]:.1f}, {pair[1]:.1f}]"
+
+
 def _score_table(report: Report) -> Table:
-    headers = ["model", "method", "Avg H", "Avg F", "test", "state"]
-    rows = [[s.model, s.method, _score(s.avg_h), _score(s.avg_f), str(s.test_done), _state(s)]
+    headers = ["model", "method", "Avg H", "H interval", "Avg F", "F interval", "test", "state"]
+    rows = [[s.model, s.method, _score(s.avg_h), _interval(s.avg_h_ci), _score(s.avg_f), _interval(s.avg_f_ci),
+             str(s.test_done), _state(s)]
             for s in report.streams]
     return headers, rows
 
@@ -390,16 +480,17 @@ def _number(value: float | None, digits: int) -> str:
 
 
 def _setting_table(report: Report) -> Table:
-    headers = ["model", "method", "setting", "H", "F", "done"]
-    rows = [[s.model, s.method, name, _score(setting.hidden), _score(setting.fully_specified),
-             f"{setting.n}/{setting.planned}"]
+    headers = ["model", "method", "setting", "H", "H interval", "F", "F interval", "done"]
+    rows = [[s.model, s.method, name, _score(setting.hidden), _interval(setting.hidden_ci),
+             _score(setting.fully_specified), _interval(setting.fully_specified_ci), f"{setting.n}/{setting.planned}"]
             for s in report.streams for name, setting in s.settings.items()]
     return headers, rows
 
 
 def _window_table(report: Report) -> Table:
-    headers = ["model", "method", "setting", "window", "H", "F", "n"]
-    rows = [[s.model, s.method, name, str(w.window), _score(w.hidden), _score(w.fully_specified), str(w.n)]
+    headers = ["model", "method", "setting", "window", "H", "H interval", "F", "F interval", "n"]
+    rows = [[s.model, s.method, name, str(w.window), _score(w.hidden), _interval(w.hidden_ci),
+             _score(w.fully_specified), _interval(w.fully_specified_ci), str(w.n)]
             for s in report.streams for name, setting in s.settings.items() for w in setting.windows]
     return headers, rows
 
@@ -428,7 +519,9 @@ def _csv_header(scenarios: Sequence[str]) -> list[str]:
     per_setting = [f"{name}_{part}" for name in scenarios for part in ("h", "f", "n")]
     return ["run_id", "model", "method", "complete", "avg_h", "avg_f", *per_setting, "episodes",
             "input_tokens_per_task", "output_tokens_per_task", *(f"{p}_usd_per_task" for p in PURPOSES),
-            "total_usd_per_task", *(f"{p}_usd" for p in PURPOSES), "total_usd", "latency_p50_s", "latency_p95_s"]
+            "total_usd_per_task", *(f"{p}_usd" for p in PURPOSES), "total_usd", "latency_p50_s", "latency_p95_s",
+            "avg_h_ci_lo", "avg_h_ci_hi", "avg_f_ci_lo", "avg_f_ci_hi",
+            *(f"{name}_{part}_ci_{end}" for name in scenarios for part in ("h", "f") for end in ("lo", "hi"))]
 
 
 def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> list[str]:
@@ -437,13 +530,23 @@ def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> 
         setting = stream.settings.get(name)
         per_setting += ["", "", ""] if setting is None else [
             _raw(setting.hidden), _raw(setting.fully_specified), str(setting.n)]
+    setting_cis: list[str] = []
+    for name in scenarios:
+        found = stream.settings.get(name)
+        setting_cis += [""] * 4 if found is None else [*_raw_pair(found.hidden_ci),
+                                                       *_raw_pair(found.fully_specified_ci)]
     per, cost = stream.cost_per_task_usd, stream.cost_usd
     per_task = ["", "", "", ""] if per is None else [_raw(per.agent), _raw(per.judge), _raw(per.method),
                                                      _raw(per.total)]
     return [report.run_id, stream.model, stream.method, str(stream.complete).lower(), _raw(stream.avg_h),
             _raw(stream.avg_f), *per_setting, str(stream.episodes), _raw(stream.input_tokens_per_task),
             _raw(stream.output_tokens_per_task), *per_task, _raw(cost.agent), _raw(cost.judge),
-            _raw(cost.method), _raw(cost.total), _raw(stream.latency_p50_s), _raw(stream.latency_p95_s)]
+            _raw(cost.method), _raw(cost.total), _raw(stream.latency_p50_s), _raw(stream.latency_p95_s),
+            *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis]
+
+
+def _raw_pair(pair: Pair) -> list[str]:
+    return ["", ""] if pair is None else [_raw(pair[0]), _raw(pair[1])]
 
 
 def _raw(value: float | None) -> str:

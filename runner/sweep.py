@@ -25,6 +25,7 @@ from runner.config import SweepConfig, config_from_json, config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
 from runner.errors import RunAborted, sole_error
+from runner.evidence.provenance import machine_info, machine_meta_key
 from runner.journal import Batch, Journal, NewRun, UnitRow, open_journal
 from runner.judge import judge_factory
 from runner.liveness import process_alive
@@ -136,9 +137,10 @@ async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset
                  dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget,
                  os.getpid())
     units = (UnitRow(run_id, unit.unit_id, stream.stream_id, stream.model, stream.method, stream.scenario.name,
-                     unit.phase, unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category)
+                     unit.phase, unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category,
+                     unit.task.evaluator.family, 0)
              for stream in streams for unit in stream.units())
-    await journal.commit(Batch().new_run(run, units))
+    await journal.commit(Batch().new_run(run, units).set_meta(machine_meta_key(run_id), machine_info()))
 
 
 async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:

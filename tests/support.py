@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from pathlib import Path
 
 from runner.episode import EpisodeResult, run_episode
+from runner.journal import Batch, open_journal
 from runner.models.scripted import ScriptedModel
 from simulators.domain import Domain
 from simulators.protocol import Scenario, Task
@@ -29,3 +31,17 @@ async def category_scores(scenario: Scenario, domain: Domain, variant: str, with
         result = await run_task(scenario, domain, task, variant, with_bulletin)
         rewards[task.category].append(result.grade.reward)
     return {category: 100 * sum(values) / len(values) for category, values in rewards.items()}
+
+
+async def set_stored_reward(journal_path: Path, run_id: str, reward: float) -> str:
+    """Tamper with a journal as an outside edit would: the first test episode's stored reward becomes
+    `reward`. Returns that episode's unit id. Test-only raw SQL, through the journal's own writer."""
+    async with open_journal(journal_path, create=False) as journal:
+        outcome = await journal.read.fetchone(
+            "SELECT e.unit_id FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id "
+            "WHERE e.run_id = ? AND u.phase = 'test' ORDER BY u.rowid LIMIT 1", (run_id,))
+        assert outcome is not None, f"run {run_id} has no test episode"
+        unit_id = str(outcome[0])
+        await journal.commit(Batch().add("UPDATE episodes SET reward = ? WHERE run_id = ? AND unit_id = ?",
+                                         (reward, run_id, unit_id)))
+    return unit_id

@@ -24,7 +24,8 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - the response cache: `cached_units` (at run start), `cached_answers` (once per unit when its episode
   asks its first question; a unit without cached rows never reads);
 - `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
-- reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `stream_episodes`.
+- reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `stream_episodes`;
+- evidence (intervals, compare, gate, verify): `test_outcomes`, `recorded_episodes`, `meta`.
 "Spent" has one definition: `Spend` (calls by purpose; the episodes' agent cost when a run journaled
 no agent calls), returned by `spend` and `spend_by_run`.
 
@@ -50,11 +51,13 @@ from runner.journal.rows import (
     ModelCallRow,
     NewRun,
     PlannedSetting,
+    RecordedEpisode,
     RunRow,
     Spend,
     StoredCheckpoint,
     StreamEpisodes,
     StreamNames,
+    TestOutcome,
     TestScore,
     UnitProgress,
     UnitRow,
@@ -77,12 +80,14 @@ __all__ = [
     "NewRun",
     "PlannedSetting",
     "Reader",
+    "RecordedEpisode",
     "RunRow",
     "Spend",
     "Statement",
     "StoredCheckpoint",
     "StreamEpisodes",
     "StreamNames",
+    "TestOutcome",
     "TestScore",
     "UnitProgress",
     "UnitRow",

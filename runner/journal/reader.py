@@ -20,11 +20,13 @@ from runner.journal.rows import (
     EpisodeCost,
     FinishedEpisode,
     PlannedSetting,
+    RecordedEpisode,
     RunRow,
     Spend,
     StoredCheckpoint,
     StreamEpisodes,
     StreamNames,
+    TestOutcome,
     TestScore,
     UnitProgress,
 )
@@ -99,6 +101,23 @@ _STREAM_EPISODES = """
 SELECT u.stream_id, u.phase, count(*), sum(e.turns), max(e.finished_at)
 FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
 WHERE e.run_id = ? GROUP BY u.stream_id, u.phase
+"""
+
+
+# --------------------------------------------------------------------------------------- evidence
+_TEST_OUTCOMES = """
+SELECT u.model, u.method, u.scenario, u.task_id, u.family, u.category, u.window, u.repetition, e.reward,
+       e.turns, e.tool_calls, e.input_tokens, e.output_tokens, e.cost_usd, e.latency_s
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ? AND u.phase = 'test'
+ORDER BY u.rowid
+"""
+_META = "SELECT value FROM meta WHERE key = ?"
+_RECORDED_EPISODES = """
+SELECT u.unit_id, u.scenario, u.phase, u.task_id, e.reward, e.judge, e.record, e.grade_details
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ?
+ORDER BY u.rowid
 """
 
 
@@ -187,6 +206,21 @@ class Reader:
     async def stream_episodes(self, run_id: str) -> list[StreamEpisodes]:
         """Per stream and phase: episodes, turns, when the last one was journaled (a benchmark's clock)."""
         return [StreamEpisodes._make(row) for row in await self._rows(_STREAM_EPISODES, (run_id,))]
+
+    # ------------------------------------------------------------------------------------ evidence
+
+    async def test_outcomes(self, run_id: str) -> list[TestOutcome]:
+        """Every finished test episode with its task's family and repetition, in planning order."""
+        return [TestOutcome._make(row) for row in await self._rows(_TEST_OUTCOMES, (run_id,))]
+
+    async def recorded_episodes(self, run_id: str) -> list[RecordedEpisode]:
+        """Every finished episode with its record and grade, for re-grading without a model."""
+        return [RecordedEpisode._make(row) for row in await self._rows(_RECORDED_EPISODES, (run_id,))]
+
+    async def meta(self, key: str) -> str | None:
+        """A value of the meta table (the schema version, a run's machine), None when absent."""
+        rows = await self._rows(_META, (key,))
+        return str(rows[0][0]) if rows else None
 
     # ------------------------------------------------------------------------------------ ad hoc
 

@@ -20,11 +20,13 @@ __all__ = [
     "ModelCallRow",
     "NewRun",
     "PlannedSetting",
+    "RecordedEpisode",
     "RunRow",
     "Spend",
     "StoredCheckpoint",
     "StreamEpisodes",
     "StreamNames",
+    "TestOutcome",
     "TestScore",
     "UnitProgress",
     "UnitRow",
@@ -64,6 +66,10 @@ class UnitRow(NamedTuple):
     task_id: str
     position: int
     category: str
+    family: str
+    """The evaluator's family (empty when the dataset has none): what intervals resample."""
+    repetition: int
+    """0 for a task's first (or only) run; 1..K-1 for the repeats of `--repeats K`."""
 
 
 class EpisodeRow(NamedTuple):
@@ -211,6 +217,39 @@ class CallUsage(NamedTuple):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+
+
+class TestOutcome(NamedTuple):
+    """One finished test episode with its task's family: the input of intervals, compare and gates."""
+
+    model: str
+    method: str
+    scenario: str
+    task_id: str
+    family: str
+    category: str
+    window: int
+    repetition: int
+    reward: float
+    turns: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+
+
+class RecordedEpisode(NamedTuple):
+    """A finished episode as `verify` re-grades it; `record` and `grade_details` are JSON bytes."""
+
+    unit_id: str
+    scenario: str
+    phase: str
+    task_id: str
+    reward: float
+    judge: str
+    record: bytes
+    grade_details: bytes
 
 
 class StreamEpisodes(NamedTuple):

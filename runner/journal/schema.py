@@ -16,7 +16,8 @@ from simulators.errors import ShiftbenchInputError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer"]
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+"""3: units carry the task's family and the repetition index (evidence, repeats)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,6 +33,7 @@ CREATE TABLE IF NOT EXISTS units (
     model TEXT NOT NULL, method TEXT NOT NULL, scenario TEXT NOT NULL,
     phase TEXT NOT NULL, window INTEGER NOT NULL, seq INTEGER NOT NULL,
     task_id TEXT NOT NULL, position INTEGER NOT NULL, category TEXT NOT NULL,
+    family TEXT NOT NULL DEFAULT '', repetition INTEGER NOT NULL DEFAULT 0,
     status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, unit_id)
 );

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,8 +252,12 @@ async def test_json_shape(journal: Path) -> None:
     assert {"model", "method", "avg_h", "avg_f", "settings", "complete"} <= set(blind)
     assert blind["settings"]["pitch_l1"] == {**blind["settings"]["pitch_l1"],
                                              "hidden": 37.5, "fully_specified": None, "n": 2}
-    assert blind["settings"]["retail_l1"]["windows"][0] == {"window": 1, "hidden": 50.0,
-                                                            "fully_specified": 100.0, "n": 3}
+    # Tasks without a family are their own clusters: window 1's hidden [1, 0] resamples to 0..100.
+    assert blind["settings"]["retail_l1"]["windows"][0] == {"window": 1, "hidden": 50.0, "hidden_ci": [0.0, 100.0],
+                                                            "fully_specified": 100.0,
+                                                            "fully_specified_ci": [100.0, 100.0], "n": 3}
+    assert blind["avg_h_ci"][0] < 56.25 < blind["avg_h_ci"][1]
+    assert data["bootstrap"]["draws"] == 2000 and data["provenance"]["code_version"] == "c"
 
 
 async def test_csv_is_one_row_per_stream_with_a_column_group_per_setting(journal: Path) -> None:
@@ -272,8 +277,12 @@ async def test_text_and_markdown_show_the_numbers(journal: Path) -> None:
     report = await _report(journal)
     text = render_text(report)
     blind_row = next(line for line in text.splitlines() if "blind" in line and "complete" in line)
-    assert blind_row.split()[2:5] == ["56.2", "66.7", "9"]
+    cells = blind_row.split()
+    assert (cells[2], cells[5], cells[8]) == ("56.2", "66.7", "9")
+    assert cells[3].startswith("[") and cells[4].endswith("]")  # Avg H's interval beside it
     assert "of cap $5.00" in text
     markdown = render_markdown(report)
-    assert f"| {MODEL} | blind | 56.2 | 66.7 | 9 | complete |" in markdown
-    assert f"| {MODEL} | blind | retail_l1 | 2 | 100.0 | 50.0 | 4 |" in markdown
+    interval = r"\[\d+\.\d, \d+\.\d\]"
+    assert re.search(rf"\| {MODEL} \| blind \| 56.2 \| {interval} \| 66.7 \| {interval} \| 9 \| complete \|", markdown)
+    assert re.search(rf"\| {MODEL} \| blind \| retail_l1 \| 2 \| 100.0 \| {interval} \| 50.0 \| {interval} \| 4 \|",
+                     markdown)

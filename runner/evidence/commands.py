@@ -1,0 +1,144 @@
+"""The evidence commands over a journal: `compare`, `verify`, `gate`.
+
+Each reads through `runner.journal`'s named queries on a read-only connection and returns what to
+print and the exit code; none of them writes to the journal or drives a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from methods.registry import get_method_spec
+from runner.config import config_from_json
+from runner.evidence.compare import compare_streams, render_comparison_json, render_comparison_text
+from runner.evidence.gate_run import gate_run, render_gate_json, render_gate_text
+from runner.evidence.gates import load_rules
+from runner.evidence.outcomes import Outcome, RunEvidence, parse_selector
+from runner.evidence.regrade import Regrade, regrade
+from runner.journal import Reader, RunRow, read_only
+from runner.pilot import full_task_count, project_cost
+from runner.plan import plan_streams
+from runner.report import build_report
+from simulators.dataset import Dataset, load_dataset
+from simulators.errors import ShiftbenchInputError
+from simulators.protocol import Task
+from simulators.record import EpisodeRecord
+from simulators.registry import get_domain
+
+__all__ = ["compare_command", "gate_command", "load_evidence", "verify_command"]
+
+Output = tuple[str, int]
+"""What to print, and the exit code."""
+
+
+async def _run_row(reader: Reader, journal: Path, run_id: str) -> RunRow:
+    row = await reader.run(run_id)
+    if row is None:
+        raise ShiftbenchInputError(f"{journal}: no run '{run_id}' in this journal; "
+                                   f"`shiftbench runs --journal {journal}` lists the runs it holds")
+    return row
+
+
+async def load_evidence(journal: Path, run_id: str) -> RunEvidence:
+    async with read_only(journal) as reader:
+        row = await _run_row(reader, journal, run_id)
+        rows = await reader.test_outcomes(run_id)
+    outcomes: dict[tuple[str, str], list[Outcome]] = {}
+    for found in rows:
+        outcome = Outcome(*found)
+        outcomes.setdefault((outcome.model, outcome.method), []).append(outcome)
+    return RunEvidence(run_id=run_id, dataset_fingerprint=row.dataset_fingerprint, code_version=row.code_version,
+                       config_hash=row.config_hash, outcomes=outcomes)
+
+
+# ---------------------------------------------------------------------------- compare
+
+async def compare_command(journal: Path, a_text: str, b_text: str, as_json: bool) -> Output:
+    (a_run, a_stream), (b_run, b_stream) = parse_selector(a_text), parse_selector(b_text)
+    a_evidence = await load_evidence(journal, a_run)
+    b_evidence = a_evidence if b_run == a_run else await load_evidence(journal, b_run)
+    if a_evidence.dataset_fingerprint != b_evidence.dataset_fingerprint:
+        raise ShiftbenchInputError(
+            f"compare: {a_run} and {b_run} ran on different datasets (fingerprints "
+            f"{a_evidence.dataset_fingerprint[:12]} and {b_evidence.dataset_fingerprint[:12]}); compare runs "
+            "of the same dataset")
+    a_ref, a_outcomes = a_evidence.stream(a_stream, "A") if a_stream else a_evidence.only_stream("A")
+    b_ref, b_outcomes = b_evidence.stream(b_stream, "B") if b_stream else b_evidence.only_stream("B")
+    comparison = compare_streams(a_ref, a_outcomes, b_ref, b_outcomes)
+    return (render_comparison_json(comparison) if as_json else render_comparison_text(comparison)), 0
+
+
+# ---------------------------------------------------------------------------- verify
+
+async def verify_command(journal: Path, run_id: str, as_json: bool, say: Callable[[str], None]) -> Output:
+    """Re-grade every journaled episode; exit 1 when any stored reward differs from its re-grade."""
+    async with read_only(journal) as reader:
+        row = await _run_row(reader, journal, run_id)
+        episodes = await reader.recorded_episodes(run_id)
+    dataset = _dataset_of(row)
+    tasks: dict[tuple[str, str, str], Task] = {
+        (name, task.split, task.task_id): task for name, scenario in dataset.scenarios.items()
+             for task in (*scenario.serving, *scenario.test)}
+    mismatches: list[tuple[str, Regrade]] = []
+    for episode in episodes:
+        task = tasks.get((episode.scenario, episode.phase, episode.task_id))
+        if task is None:
+            raise ShiftbenchInputError(f"verify: task {episode.task_id} of {episode.scenario} is not in the dataset "
+                                       f"{row.dataset_path}; it changed since the run")
+        scenario = dataset.scenarios[episode.scenario]
+        result = await regrade(get_domain(scenario.domain), scenario.environment, task,
+                               EpisodeRecord.from_json(orjson.loads(episode.record)), episode.reward, episode.judge,
+                               orjson.loads(episode.grade_details))
+        if not result.matches:
+            mismatches.append((episode.unit_id, result))
+    return _verify_output(run_id, len(episodes), mismatches, as_json), 1 if mismatches else 0
+
+
+def _dataset_of(row: RunRow) -> Dataset:
+    config = config_from_json(row.config)
+    dataset = load_dataset(row.dataset_path, only=config.scenarios)
+    if dataset.fingerprint != row.dataset_fingerprint:
+        raise ShiftbenchInputError(f"{row.dataset_path}: the dataset changed since run {row.run_id} (fingerprint "
+                                   f"{dataset.fingerprint[:12]}, the run used {row.dataset_fingerprint[:12]}); "
+                                   "restore it to verify the run")
+    return dataset
+
+
+def _verify_output(run_id: str, checked: int, mismatches: list[tuple[str, Regrade]], as_json: bool) -> str:
+    if as_json:
+        return orjson.dumps({"run_id": run_id, "episodes": checked, "mismatches": [
+            {"unit_id": unit, "stored": r.stored, "regraded": r.regraded, "judge": r.judge}
+            for unit, r in mismatches]}, option=orjson.OPT_INDENT_2).decode()
+    if not mismatches:
+        return f"verify {run_id}: all {checked} stored rewards re-grade equal"
+    lines = [f"verify {run_id}: {len(mismatches)} of {checked} stored rewards differ from their re-grade"]
+    lines += [f"  {unit}: stored {r.stored:g}, re-graded {r.regraded:g} ({r.judge})" for unit, r in mismatches]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- gate
+
+async def gate_command(journal: Path, run_id: str, rules_path: Path, as_json: bool) -> Output:
+    rules = load_rules(rules_path)
+    evidence = await load_evidence(journal, run_id)
+    report = await build_report(journal, run_id)
+    streams = {f"{s.model}/{s.method}": s for s in report.streams}
+    projected = 0.0
+    if rules.pilot is not None:
+        async with read_only(journal) as reader:
+            row = await _run_row(reader, journal, run_id)
+        projected = _projected_full_cost(row, report.cost_usd.total, sum(s.episodes for s in report.streams))
+    outcome = gate_run(evidence, streams, rules, projected)
+    return (render_gate_json(outcome) if as_json else render_gate_text(outcome)), outcome.exit_code
+
+
+def _projected_full_cost(row: RunRow, spent: float, episodes: int) -> float:
+    """The run's spend per finished episode times the tasks of the same sweep without its pilot cut."""
+    config = config_from_json(row.config)
+    dataset = _dataset_of(row)
+    streams = plan_streams(config.models, config.methods, [dataset.scenarios[n] for n in config.scenarios],
+                           learns=lambda name: get_method_spec(name).learns)
+    return project_cost(spent, episodes, full_task_count(streams))

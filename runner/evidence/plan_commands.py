@@ -1,0 +1,66 @@
+"""`shiftbench lock PLAN` and `run --plan PLAN`: plans meet the dataset and the code they run on.
+
+Locking records the fingerprint of the dataset the plan's sweep resolves to and the code version.
+An amendment records exactly what differs between the plan as it stands and the sweep the flags
+describe (config keys, and the dataset fingerprint or code version when those moved), so nothing
+changes silently. `follow_plan` returns the sweep a planned run may start, or refuses with one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from runner.config import SweepConfig, load_config_file
+from runner.evidence.plans import LockedPlan, amend_plan, differences, lock_plan, read_plan
+from runner.sweep import code_version, resolve_dataset
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["follow_plan", "lock_command"]
+
+Say = Callable[[str], None]
+
+
+def lock_command(path: Path, overrides: Mapping[str, Any], reason: str | None, say: Say) -> str:
+    """Lock the plan, or with `reason` append an amendment covering `overrides`; the line to print."""
+    if reason is None:
+        if overrides:
+            raise ShiftbenchInputError(f"lock: run flags ({', '.join(overrides)}) change a plan only with "
+                                       "--amend REASON")
+        config = load_config_file(path)
+        digest = lock_plan(path, resolve_dataset(config, say).fingerprint, code_version())
+        return f"Locked {path}: sha256 {digest}"
+    locked = _locked(path)
+    config = replace(locked.effective()[0], **overrides).validate("flags")
+    changes = differences(locked, config, resolve_dataset(config, say).fingerprint, code_version())
+    digest = amend_plan(path, reason, changes)
+    return f"Amended {path} ({', '.join(changes)}): sha256 {digest}"
+
+
+def follow_plan(path: Path, overrides: Mapping[str, Any], say: Say) -> SweepConfig:
+    """The locked sweep with its amendments and the given flags, carrying the plan's hashes; refused
+    when the flags, the dataset or the code differ from the plan without an amendment."""
+    locked = _locked(path)
+    config = replace(locked.effective()[0], **overrides).validate("flags")
+    changes = differences(locked, config, resolve_dataset(config, say).fingerprint, code_version())
+    if changes:
+        detail = "; ".join(f"{key} -> {_shown(value)}" for key, value in changes.items())
+        raise ShiftbenchInputError(
+            f"{path}: this run differs from the locked plan ({detail}); amend the plan first: "
+            f"shiftbench lock {path} --amend REASON with the same flags")
+    return replace(config, plan=locked.summary())
+
+
+def _locked(path: Path) -> LockedPlan:
+    _, locked = read_plan(path)
+    if locked is None:
+        raise ShiftbenchInputError(f"{path}: the plan is not locked; `shiftbench lock {path}` first")
+    return locked
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(item) for item in value)
+    return str(value)
