@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
         fmt.add_argument(flag, action="store_true")
     fmt.add_argument("--html", type=Path, metavar="FILE",
                      help="write one self-contained HTML page (charts, tables, failed episodes, provenance)")
+    report.add_argument("--slices", action="store_true", help="add descriptive slices to the text report "
+                                                             "(by tool calls, turns, family, window, category)")
     _add_journal(report)
     _add_evidence(commands)
     commands.add_parser("methods", help="list the learning methods")
@@ -206,8 +208,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.html is not None:
         return _cmd_report_html(args)
     report = _async(build_report, _journal(args), args.run_id)
-    render = render_json if args.json else render_csv if args.csv else render_markdown if args.md else render_text
-    print(render(report))
+    if args.json or args.csv or args.md:
+        print((render_json if args.json else render_csv if args.csv else render_markdown)(report))
+    else:
+        print(render_text(report, with_slices=args.slices))
     return 0
 
 

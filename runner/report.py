@@ -22,10 +22,11 @@ from typing import Any
 
 import orjson
 
-from runner.evidence.bootstrap import DEFAULT_SPEC, StreamDraws, stream_draws
+from runner.evidence.bootstrap import DEFAULT_SPEC, stream_draws
 from runner.evidence.outcomes import Outcome, task_values
 from runner.evidence.provenance import machine_meta_key, provenance_extras
 from runner.evidence.seal import seal
+from runner.evidence.slices import SliceRow, slices
 from runner.journal import (
     CallUsage,
     EpisodeCost,
@@ -131,6 +132,8 @@ class StreamReport:
     latency_p95_s: float | None
     avg_h_ci: Pair = None
     avg_f_ci: Pair = None
+    slices: dict[str, list[SliceRow]] = field(default_factory=dict)
+    """Descriptive only (`runner.evidence.slices`): by tool calls, turns, family, window, category."""
 
 
 @dataclass(frozen=True)
@@ -234,9 +237,9 @@ def _assemble(rows: _Rows, journal: str) -> Report:
     for episode in rows.episodes:
         latencies[(episode.model, episode.method)].append(episode.latency_s)
     settings = _settings(rows.planned, rows.scores)
-    draws = _draws(rows.outcomes)
-    streams = [_with_intervals(_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, [])),
-                               draws.get(key))
+    outcomes = _outcomes(rows.outcomes)
+    streams = [_with_evidence(_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, [])),
+                              outcomes.get(key, []))
                for key, scenario_settings in settings.items()]
     run = rows.run
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
@@ -255,17 +258,18 @@ def _provenance(run: RunRow, machine: str | None) -> Provenance:
                       code_version=run.code_version, **provenance_extras(run, machine))
 
 
-def _draws(rows: list[TestOutcome]) -> dict[StreamKey, StreamDraws]:
-    """Each stream's family bootstrap (`runner.evidence.bootstrap`)."""
+def _outcomes(rows: list[TestOutcome]) -> dict[StreamKey, list[Outcome]]:
     outcomes: dict[StreamKey, list[Outcome]] = defaultdict(list)
     for row in rows:
         outcomes[(row.model, row.method)].append(Outcome(*row))
-    return {key: stream_draws(task_values(found), DEFAULT_SPEC) for key, found in outcomes.items()}
+    return outcomes
 
 
-def _with_intervals(stream: StreamReport, draws: StreamDraws | None) -> StreamReport:
-    if draws is None:
+def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamReport:
+    """The stream with its family bootstrap intervals (`runner.evidence.bootstrap`) and slices."""
+    if not outcomes:
         return stream
+    draws = stream_draws(task_values(outcomes), DEFAULT_SPEC)
 
     def ci(setting: str, category: str, window: int | None = None) -> Pair:
         found = draws.setting_interval(setting, (category, window))
@@ -278,7 +282,7 @@ def _with_intervals(stream: StreamReport, draws: StreamDraws | None) -> StreamRe
                 for name, setting in stream.settings.items()}
     avg_h, avg_f = draws.avg_h_interval(), draws.avg_f_interval()
     return replace(stream, settings=settings, avg_h_ci=None if avg_h is None else avg_h.as_list(),
-                   avg_f_ci=None if avg_f is None else avg_f.as_list())
+                   avg_f_ci=None if avg_f is None else avg_f.as_list(), slices=slices(outcomes))
 
 
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:
@@ -376,11 +380,21 @@ def render_json(report: Report) -> str:
     return orjson.dumps(seal(asdict(report)), option=orjson.OPT_INDENT_2).decode()
 
 
-def render_text(report: Report) -> str:
+def render_text(report: Report, with_slices: bool = False) -> str:
     parts = [_heading(report), ""]
     for title, (headers, rows), align in _sections(report):
         parts += [title, text_table(headers, rows, align), ""]
+    if with_slices:
+        parts += ["Slices (descriptive only: chosen after looking, they decide nothing)",
+                  text_table(*_slice_table(report), "llllrr"), ""]
     return "\n".join(parts).rstrip()
+
+
+def _slice_table(report: Report) -> Table:
+    headers = ["model", "method", "by", "slice", "n", "score"]
+    rows = [[s.model, s.method, dimension, row.bucket, str(row.n), _score(row.score)]
+            for s in report.streams for dimension, found in s.slices.items() for row in found]
+    return headers, rows
 
 
 def render_markdown(report: Report) -> str:

@@ -21,6 +21,7 @@ import orjson
 from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
 from runner.evidence.outcomes import MEASURES, MICRO, Outcome, StreamRef, TaskKey, by_task, task_values
 from runner.evidence.stats import median, relative_reduction, sign_test_p, win_tie_loss
+from runner.report import scenario_sort_key
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["Comparison", "MeasureDiff", "PairedFigure", "compare_streams", "render_comparison_json",
@@ -84,7 +85,7 @@ def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b
         return PairedFigure(diff, ci, wins, ties, losses, sign_test_p(wins, losses))
 
     settings: dict[str, dict[str, PairedFigure]] = {}
-    for scenario in sorted({k[0] for k in pairs}):
+    for scenario in sorted({k[0] for k in pairs}, key=scenario_sort_key):
         for label, category in (("h", "hidden"), ("f", "fully_specified")):
             keys = [k for k in pairs if k[0] == scenario and categories[k] == category]
             found = figure(keys, _mean_difference(pairs, against, keys),
@@ -185,4 +186,6 @@ def render_comparison_text(comparison: Comparison) -> str:
 
 
 def _p(value: float) -> str:
+    if value == 0.0:
+        return "<1e-300"  # the exact tail underflows a float: over a thousand wins and no loss
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"

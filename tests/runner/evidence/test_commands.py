@@ -11,6 +11,7 @@ import pytest
 
 from runner.cli import main
 from runner.config import SweepConfig
+from runner.evidence.seal import is_sealed_intact
 from runner.sweep import start_sweep
 from tests.support import set_stored_reward
 
@@ -157,3 +158,17 @@ def test_a_plan_refuses_a_change_until_an_amendment_covers_it(built_suite: Path,
     assert plan_shown["amendments"][0]["sets"] == {"pilot": 3}
     code, out = run_cli(capsys, "report", run_id, "--journal", str(journal))
     assert amendment_hash[:12] in out and "three tasks a window" in out
+
+
+def test_report_is_sealed_and_slices_are_descriptive(runs: tuple[Path, str, str],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    journal, both, _ = runs
+    _, out = run_cli(capsys, "report", both, "--json", "--journal", str(journal))
+    report = orjson.loads(out)
+    assert is_sealed_intact(report)
+    assert report["provenance"]["dataset_fingerprint"] and report["provenance"]["machine"]["cpus"] >= 1
+    stream = report["streams"][0]
+    assert stream["avg_h_ci"][0] <= stream["avg_h"] <= stream["avg_h_ci"][1]
+    assert sum(row["n"] for row in stream["slices"]["category"]) == stream["test_done"]
+    _, text = run_cli(capsys, "report", both, "--slices", "--journal", str(journal))
+    assert "Slices (descriptive only" in text and "H interval" in text
