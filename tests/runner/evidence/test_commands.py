@@ -172,3 +172,16 @@ def test_report_is_sealed_and_slices_are_descriptive(runs: tuple[Path, str, str]
     assert sum(row["n"] for row in stream["slices"]["category"]) == stream["test_done"]
     _, text = run_cli(capsys, "report", both, "--slices", "--journal", str(journal))
     assert "Slices (descriptive only" in text and "H interval" in text
+
+
+def test_compare_refuses_runs_of_different_datasets(runs: tuple[Path, str, str], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    journal, _, blind_again = runs
+    copy = tmp_path / "journal.sqlite"
+    copy.write_bytes(journal.read_bytes())
+    official = Path(__file__).parents[2] / "fixtures" / "official"
+    config = SweepConfig(methods=("blind",), scenarios=("retail_l1",), dataset=str(official)).validate("test")
+    other = anyio.run(start_sweep, config, copy, "none", lambda line: None).run_id
+    assert main(["compare", blind_again, other, "--journal", str(copy)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "ran on different datasets" in err and "\n" not in err
