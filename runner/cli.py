@@ -20,6 +20,13 @@ import anyio
 import orjson
 
 from methods.registry import METHOD_REGISTRY
+from runner.cli_workbench import (
+    WORKBENCH_COMMANDS,
+    WorkbenchCommand,
+    add_runs_rm,
+    add_workbench_commands,
+    cmd_runs_rm,
+)
 from runner.config import SweepConfig, load_config_file
 from runner.evidence.commands import compare_command, gate_command, verify_command
 from runner.evidence.plan_commands import follow_plan, lock_command
@@ -30,12 +37,15 @@ from runner.optional import load_extra
 from runner.report import build_report, render_csv, render_json, render_markdown, render_text
 from runner.runs import list_runs, render_runs_json, render_runs_text
 from runner.sweep import code_version, default_journal, resume_sweep, start_sweep
+from runner.views.episodes import load_failed
 from simulators.dataset import load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.suite import build_suite, summarize
 
 __all__ = ["main"]
 
+FAILED_SHOWN_PER_SETTING = 5
+"""Failed episodes printed in full per setting in the HTML report; the rest are counted and `show` prints them."""
 EXIT_BY_STATUS = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "failed": 1}
 
 
@@ -63,9 +73,10 @@ def _parser() -> argparse.ArgumentParser:
                                                       "with a higher one)")
     _add_journal(resume)
     resume.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
-    runs = commands.add_parser("runs", help="list the runs in a journal")
-    runs.add_argument("--json", action="store_true")
+    runs = commands.add_parser("runs", help="list the runs in a journal; `runs rm RUN_ID` removes one")
+    runs.add_argument("--json", action="store_true", help="print the list as JSON")
     _add_journal(runs)
+    add_runs_rm(runs)
     report = commands.add_parser("report", help="scores, costs and latencies of a run")
     report.add_argument("run_id")
     fmt = report.add_mutually_exclusive_group()
@@ -82,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("models", nargs="+")
     probe.add_argument("--config", type=Path, help="a sweep file, for its named endpoints")
     _add_data(commands.add_parser("data", help="build or check a dataset"))
+    add_workbench_commands(commands, _add_journal)
     return parser
 
 
@@ -120,6 +132,8 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--budget", type=float, help="hard cap on the run's spend in USD")
     run.add_argument("--allow-unpriced", action="store_true", default=None,
                      help="run models with no known price (spend counts only what providers report)")
+    run.add_argument("--label", action="append", metavar="TEXT",
+                     help="what this run is for, shown by `shiftbench runs` (repeatable)")
     run.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
     _add_journal(run)
 
@@ -150,7 +164,7 @@ def _add_data(data: argparse.ArgumentParser) -> None:
 _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenarios", "dataset": "dataset",
                   "seed": "seed", "block_size": "block_size", "concurrency": "concurrency",
                   "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
-                  "allow_unpriced": "allow_unpriced", "judge": "judge"}
+                  "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels"}
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
@@ -163,6 +177,8 @@ def sweep_config(args: argparse.Namespace) -> SweepConfig:
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The config keys the flags set (flags a parser does not have count as not given)."""
     overrides = {f: getattr(args, flag) for flag, f in _FLAG_TO_FIELD.items() if getattr(args, flag, None) is not None}
+    if "labels" in overrides:
+        overrides["labels"] = tuple(overrides["labels"])
     if overrides.get("dataset"):
         overrides["dataset"] = str(Path(overrides["dataset"]).resolve())
     return overrides
@@ -199,6 +215,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
+    if args.runs_command == "rm":
+        return cmd_runs_rm(args, _journal(args), _async)
     runs = _async(list_runs, _journal(args))
     print(render_runs_json(runs) if args.json else render_runs_text(runs))
     return 0
@@ -217,8 +235,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_report_html(args: argparse.Namespace) -> int:
     html = load_extra("runner.views.html_report", "html", "report --html")
-    report = _async(build_report, _journal(args), args.run_id)
-    write_atomically(args.html, html.render_html(report), "--html")
+    journal = _journal(args)
+    report = _async(build_report, journal, args.run_id)
+    failed = _async(load_failed, journal, args.run_id, FAILED_SHOWN_PER_SETTING)
+    write_atomically(args.html, html.render_html(report, failed=failed), "--html")
     print(f"Wrote {args.html}")
     return 0
 
@@ -290,10 +310,17 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_journal(command: WorkbenchCommand) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        return command(args, _journal(args), _async)
+    return run
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "report": _cmd_report,
     "methods": _cmd_methods, "data": _cmd_data, "probe": _cmd_probe, "compare": _cmd_compare,
     "verify": _cmd_verify, "gate": _cmd_gate, "lock": _cmd_lock,
+    **{name: _with_journal(command) for name, command in WORKBENCH_COMMANDS.items()},
 }
 
 

@@ -58,6 +58,8 @@ class SweepConfig:
     plan: Mapping[str, Any] = field(default_factory=dict)
     """The locked plan a run follows (`run --plan`): its hashes and amendments, shown by every report.
     Set by `runner.evidence.plan_commands` only, never read from a sweep file."""
+    labels: tuple[str, ...] = ()
+    """Free text that says what the run is for (`run --label`), shown by `shiftbench runs`; not hashed."""
 
     def validate(self, source: str) -> SweepConfig:
         """Raise one clear error naming `source` (a file or `flags`) for the first problem found."""
@@ -111,7 +113,7 @@ def _suggest(word: str, known: list[str]) -> str:
 
 
 _FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig) if f.name != "plan"}
-_TUPLE_KEYS = {"models", "methods", "scenarios"}
+_TUPLE_KEYS = {"models", "methods", "scenarios", "labels"}
 _TABLE_KEYS = {"prices", "endpoints"}
 _KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,),
                                        "float | None": (int, float), "Mapping[str, Any]": (dict,)}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["write_atomically"]
+__all__ = ["shared_mode", "write_atomically"]
 
 
 def write_atomically(path: Path, text: str, flag: str) -> None:
@@ -24,14 +24,15 @@ def write_atomically(path: Path, text: str, flag: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; a report is meant to be shared
+        os.chmod(temporary, shared_mode())  # mkstemp makes it private; a report is meant to be shared
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
 
 
-def _umask() -> int:
+def shared_mode() -> int:
+    """The mode a plain `open` would give a new file under the user's umask."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    return 0o666 & ~mask

@@ -28,6 +28,9 @@ class RunSummary:
     budget_usd: float | None
     models: list[str]
     methods: list[str]
+    scenarios: list[str]
+    labels: list[str]
+    """`run --label TEXT`: what the run was for, in the user's words."""
 
 
 def shown_status(status: str, pid: int) -> str:
@@ -64,22 +67,23 @@ def _names_by_run(rows: list[StreamNames]) -> dict[str, tuple[list[str], list[st
 def _summary(run: RunRow, units: UnitProgress | None, names: tuple[list[str], list[str]] | None,
              spend: float) -> RunSummary:
     # A run that stopped before planning its units still names its models through the config.
-    models, methods = names if names is not None else _config_names(run.config)
+    config = _config(run.config)
+    models, methods = names if names is not None else (_strings(config.get("models")),
+                                                       _strings(config.get("methods")))
     status = shown_status(run.status, run.pid)
     return RunSummary(run_id=run.run_id, created_at=run.created_at, status=status,
                       stop_reason=run.stop_reason, done=units.done if units else 0,
                       total=units.total if units else 0, spend_usd=spend, budget_usd=run.budget_usd,
-                      models=models, methods=methods)
+                      models=models, methods=methods, scenarios=_strings(config.get("scenarios")),
+                      labels=_strings(config.get("labels")))
 
 
-def _config_names(config: str) -> tuple[list[str], list[str]]:
+def _config(text: str) -> dict[str, object]:
     try:
-        parsed = orjson.loads(config)
+        parsed = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return [], []
-    if not isinstance(parsed, dict):
-        return [], []
-    return _strings(parsed.get("models")), _strings(parsed.get("methods"))
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _strings(value: object) -> list[str]:
@@ -101,10 +105,17 @@ def render_runs_json(runs: list[RunSummary]) -> str:
 def render_runs_text(runs: list[RunSummary]) -> str:
     if not runs:
         return "no runs in this journal"
-    headers = ["run", "created", "status", "done", "spend", "models", "methods", "stop reason"]
-    rows = [[run.run_id, _when(run.created_at), run.status, _progress(run), _spend(run),
-             ", ".join(run.models), ", ".join(run.methods), run.stop_reason] for run in runs]
-    return text_table(headers, rows, "lllrrlll")
+    headers = ["run", "created", "status", "stop reason", "done", "spend", "models", "methods", "scenarios",
+               "labels"]
+    rows = [[run.run_id, _when(run.created_at), run.status, run.stop_reason or "-", _progress(run), _spend(run),
+             ", ".join(run.models), ", ".join(run.methods), _scenarios(run.scenarios), ", ".join(run.labels)]
+            for run in runs]
+    return text_table(headers, rows, "llllrrllll")
+
+
+def _scenarios(names: list[str]) -> str:
+    # Nine scenarios would push every other column off the screen: a count stands in for a full sweep.
+    return ", ".join(names) if len(names) <= 3 else f"{len(names)} ({names[0]}, ... {names[-1]})"
 
 
 def _when(timestamp: float) -> str:

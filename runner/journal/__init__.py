@@ -16,7 +16,8 @@ urgent batches first, a shielded commit, a bad batch fails only its caller).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_ended`, `run_config`,
 `episode(EpisodeRow)`, `unit_done`, `checkpoint(run_id, stream_id, CheckpointKey, position, state)`,
-`model_call(ModelCallRow)`, `cached_answer`, `set_meta`.
+`model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `delete_run` (`runs rm`). `vacuum(path)` gives a
+deleted run's pages back to the disk.
 
 Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - the runner: `run`, `done_units`, `checkpoint`, `serving_records_after`, `finished_episodes`,
@@ -26,6 +27,8 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
 - reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `stream_episodes`;
 - evidence (intervals, compare, gate, verify): `test_outcomes`, `recorded_episodes`, `meta`.
+- transcripts, state and export (`runner/views/`): `episode_details` / `episode_matches` (an
+  `EpisodeFilter`), `failed_per_setting`, `failed_counts`, `streams_of_run`, `checkpoint_keys`.
 "Spent" has one definition: `Spend` (calls by purpose; the episodes' agent cost when a run journaled
 no agent calls), returned by `spend` and `spend_by_run`.
 
@@ -46,6 +49,8 @@ from runner.journal.rows import (
     CallUsage,
     CheckpointKey,
     EpisodeCost,
+    EpisodeDetail,
+    EpisodeFilter,
     EpisodeRow,
     FinishedEpisode,
     ModelCallRow,
@@ -58,11 +63,12 @@ from runner.journal.rows import (
     StreamEpisodes,
     StreamNames,
     TestOutcome,
+    StreamOfRun,
     TestScore,
     UnitProgress,
     UnitRow,
 )
-from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync
+from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync, vacuum
 from runner.journal.writer import Journal, JournalObserver, open_journal, read_only
 
 __all__ = [
@@ -71,6 +77,8 @@ __all__ = [
     "CallUsage",
     "CheckpointKey",
     "EpisodeCost",
+    "EpisodeDetail",
+    "EpisodeFilter",
     "EpisodeRow",
     "FinishedEpisode",
     "Journal",
@@ -88,6 +96,7 @@ __all__ = [
     "StreamEpisodes",
     "StreamNames",
     "TestOutcome",
+    "StreamOfRun",
     "TestScore",
     "UnitProgress",
     "UnitRow",
@@ -95,4 +104,5 @@ __all__ = [
     "open_journal",
     "read_only",
     "round_trip_us",
+    "vacuum",
 ]

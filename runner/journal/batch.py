@@ -36,6 +36,8 @@ _RUN_STARTED = "UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?"
 _RUN_ENDED = "UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE run_id = ?"
 _RUN_CONFIG = "UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?"
 _META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+_DELETE_RUN = tuple(f"DELETE FROM {table} WHERE run_id = ?"
+                    for table in ("response_cache", "checkpoints", "model_calls", "episodes", "units", "runs"))
 
 
 class Statement(NamedTuple):
@@ -92,6 +94,12 @@ class Batch:
         """A paid answer, replayed when the same unit asks the same request again."""
         return self._add("cached_answer", _CACHED_ANSWER, (request_hash, run_id, unit_id, model, response,
                                                            created_at))
+
+    def delete_run(self, run_id: str) -> Batch:
+        """Every row of one run, in every table (`runs rm`); other runs' rows are untouched."""
+        for sql in _DELETE_RUN:
+            self._add("delete_run", sql, (run_id,))
+        return self
 
     def set_meta(self, key: str, value: str) -> Batch:
         return self._add("meta", _META, (key, value))

@@ -15,6 +15,8 @@ __all__ = [
     "CallUsage",
     "CheckpointKey",
     "EpisodeCost",
+    "EpisodeDetail",
+    "EpisodeFilter",
     "EpisodeRow",
     "FinishedEpisode",
     "ModelCallRow",
@@ -27,6 +29,7 @@ __all__ = [
     "StreamEpisodes",
     "StreamNames",
     "TestOutcome",
+    "StreamOfRun",
     "TestScore",
     "UnitProgress",
     "UnitRow",
@@ -136,6 +139,11 @@ class CheckpointKey:
         """The stored label (part of the schema: 'latest' or 'window:N')."""
         return "latest" if self.window is None else f"window:{self.window}"
 
+    @classmethod
+    def from_label(cls, label: str) -> CheckpointKey:
+        """The key a stored label names (the inverse of `label`)."""
+        return cls() if label == "latest" else cls(int(label.removeprefix("window:")))
+
 
 # ---------------------------------------------------------------------------------------------- read
 
@@ -177,6 +185,13 @@ class StreamNames(NamedTuple):
     run_id: str
     model: str
     method: str
+
+
+class StreamOfRun(NamedTuple):
+    stream_id: str
+    model: str
+    method: str
+    scenario: str
 
 
 class PlannedSetting(NamedTuple):
@@ -282,3 +297,49 @@ class Spend:
     @property
     def total(self) -> float:
         return sum(self.by_purpose.values(), 0.0)
+
+
+@dataclass(frozen=True)
+class EpisodeFilter:
+    """Which finished episodes of a run to read; None (or False) leaves a field unconstrained."""
+
+    unit_id: str | None = None
+    model: str | None = None
+    method: str | None = None
+    scenario: str | None = None
+    window: int | None = None
+    phase: str | None = None
+    failed: bool = False
+    """Only episodes short of the full score (reward < 1)."""
+
+    def params(self) -> tuple[object, ...]:
+        """The filter's parameters in the order of the queries' `_EPISODE_WHERE` clause."""
+        pairs = (self.unit_id, self.model, self.method, self.scenario, self.window, self.phase)
+        return (*(value for field_value in pairs for value in (field_value, field_value)), int(self.failed))
+
+
+class EpisodeDetail(NamedTuple):
+    """One finished episode with its unit: everything a transcript shows."""
+
+    unit_id: str
+    stream_id: str
+    model: str
+    method: str
+    scenario: str
+    phase: str
+    window: int
+    task_id: str
+    category: str
+    reward: float
+    judge: str
+    grade_details: bytes
+    turns: int
+    tool_calls: int
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    end_reason: str
+    record: bytes
+    finished_at: float

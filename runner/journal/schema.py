@@ -158,3 +158,20 @@ def connect_sync(path: Path) -> sqlite3.Connection:
         connection.execute(pragma)
     connection.executescript(SCHEMA)
     return connection
+
+
+async def vacuum(path: Path) -> None:
+    """Give the pages of deleted rows back to the disk: fold the WAL into the file, then rebuild it.
+    Needs the journal to itself (the caller refuses while a run writes to it) and free disk space about
+    the size of the journal while it runs."""
+    connection = await connect_writer(path, create=False)
+    try:
+        # Each statement read to its end: a pragma's unread result row keeps a statement open, and
+        # SQLite refuses VACUUM while one is.
+        await connection.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+        await connection.execute_fetchall("VACUUM")
+        await connection.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError as exc:
+        raise JournalError(f"{path}: cannot vacuum now ({exc}); retry when no run or report is using it") from exc
+    finally:
+        await connection.close()

@@ -11,28 +11,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from html import escape
 
 from runner.report import Report, StreamReport, scenario_sort_key
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
-from runner.views.transcript import Transcript, json_text
+from runner.views.transcript import FailedSetting, SettingKey, Transcript, json_text
 from simulators.record import Step
 
-__all__ = ["FailedSetting", "SettingKey", "render_html"]
-
-SettingKey = tuple[str, str, str]
-"""(model, method, scenario)"""
+__all__ = ["render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-
-@dataclass(frozen=True)
-class FailedSetting:
-    """A setting's failed test episodes: the first few in full, and how many there are in all."""
-
-    shown: Sequence[Transcript]
-    total: int
 
 
 def render_html(report: Report, intervals: Intervals | None = None,

@@ -8,6 +8,7 @@ binary domains score 0 or 100, a pitch scores anywhere between.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import orjson
 from simulators.protocol import JSON
 from simulators.record import EpisodeRecord, score_line
 
-__all__ = ["Transcript", "failed", "json_text", "transcript_data"]
+__all__ = ["FailedSetting", "SettingKey", "Transcript", "failed", "json_text", "transcript_data"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,18 @@ class Transcript:
     @property
     def finish(self) -> str:
         return "" if self.record.finish_arguments is None else json_text(self.record.finish_arguments)
+
+
+SettingKey = tuple[str, str, str]
+"""(model, method, scenario)"""
+
+
+@dataclass(frozen=True)
+class FailedSetting:
+    """A setting's failed test episodes: the first few in full, and how many there are in all."""
+
+    shown: Sequence[Transcript]
+    total: int
 
 
 def failed(transcript: Transcript) -> bool:

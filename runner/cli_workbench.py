@@ -1,0 +1,141 @@
+"""The researcher's workbench commands: read a run the morning after, share it, keep the journal tidy.
+
+`show` (transcripts), `state` (a method's learned state as of a window), `export` (JSONL or Inspect
+logs), `runs rm`, `journal vacuum`. Each only reads the journal, except the two housekeeping commands,
+which refuse to touch a run that is being written. `runner.cli` wires them in next to the run commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+
+from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
+from runner.journal import EpisodeFilter
+from runner.optional import load_extra
+from runner.views.episodes import load_state, load_transcripts, split_stream
+from runner.views.export import export_jsonl
+from runner.views.show import print_state, print_transcripts, transcripts_json
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm", "add_workbench_commands", "cmd_runs_rm"]
+
+Async = Callable[..., Any]
+JournalOf = Callable[[argparse.Namespace], Path]
+
+
+def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.ArgumentParser], None]) -> None:
+    _add_show(commands.add_parser("show", help="episodes as a person reads them: task, turns, tool calls, grade"),
+              add_journal)
+    state = commands.add_parser("state", help="a method's learned state (lessons, playbook, rules, policy block)")
+    state.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
+    state.add_argument("--stream", required=True, help="model/method, e.g. scripted/tabular")
+    state.add_argument("--scenario", help="the scenario (needed when the stream ran several)")
+    state.add_argument("--window", type=int, help="the state the window's test set ran against (default: latest)")
+    state.add_argument("--json", action="store_true", help="print the stored state as JSON")
+    add_journal(state)
+    export = commands.add_parser("export", help="write a run's episodes as JSONL or as Inspect logs")
+    export.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
+    export.add_argument("--format", choices=("jsonl", "inspect"), default="jsonl",
+                        help="jsonl: one line per episode; inspect: one Inspect log per stream "
+                             "(needs pip install 'shiftbench[inspect]'; open with `inspect view --log-dir DIR`)")
+    export.add_argument("--out", type=Path, required=True, help="the folder to write into")
+    add_journal(export)
+    journal = commands.add_parser("journal", help="journal maintenance")
+    actions = journal.add_subparsers(dest="journal_command", required=True)
+    add_journal(actions.add_parser("vacuum", help="give the space of removed runs back to the disk"))
+
+
+def add_runs_rm(runs: argparse.ArgumentParser) -> None:
+    """`runs rm RUN_ID`: a sub-action of `runs`, which itself still lists runs without one."""
+    actions = runs.add_subparsers(dest="runs_command", metavar="{rm}")
+    remove = actions.add_parser("rm", help="remove a run and everything it journaled")
+    remove.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="the runs to remove")
+    # SUPPRESS: `runs --journal J rm R` keeps the J given before the sub-action.
+    remove.add_argument("--journal", type=Path, default=argparse.SUPPRESS, help="the journal file")
+
+
+def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.ArgumentParser], None]) -> None:
+    show.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
+    show.add_argument("--unit", help="one episode by its unit id (as --json prints it)")
+    show.add_argument("--failed", action="store_true", help="only episodes short of the full score")
+    show.add_argument("--stream", help="model/method, e.g. scripted/tabular")
+    show.add_argument("--scenario", help="one scenario, e.g. retail_l1")
+    show.add_argument("--window", type=int, help="one window (the dataset's own window id)")
+    show.add_argument("--phase", choices=("serving", "test"), help="serving or test episodes only")
+    show.add_argument("--limit", type=int, default=20, help="print at most N episodes (default 20; 0: all)")
+    show.add_argument("--json", action="store_true", help="plain data for tools, every field")
+    add_journal(show)
+
+
+def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    model, method = split_stream(args.stream) if args.stream else (None, None)
+    where = EpisodeFilter(unit_id=args.unit, model=model, method=method, scenario=args.scenario,
+                          window=args.window, phase=args.phase, failed=args.failed)
+    limit = -1 if args.limit <= 0 else args.limit
+    transcripts, total = run(load_transcripts, journal, args.run_id, where, limit)
+    if args.json:
+        print(transcripts_json(transcripts))
+    else:
+        print_transcripts(Console(), transcripts, total - len(transcripts))
+    return 0
+
+
+def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    state = run(load_state, journal, args.run_id, args.stream, args.scenario, args.window)
+    if args.json:
+        print(orjson.dumps(state.state, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    stream = state.stream
+    print_state(Console(), f"{stream.model}/{stream.method} on {stream.scenario}, state as of {state.as_of}",
+                state.state)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ShiftbenchInputError(f"--out {out}: cannot write there ({exc.strerror}); choose a writable folder") \
+            from exc
+    if args.format == "jsonl":
+        target, count = run(export_jsonl, journal, args.run_id, args.out)
+        print(f"Wrote {count} episodes to {target}")
+        return 0
+    inspect = load_extra("runner.views.inspect_export", "inspect", "export --format inspect")
+    written = run(inspect.export_inspect, journal, args.run_id, args.out)
+    for target, count in written:
+        print(f"Wrote {target} ({count} samples)")
+    print(f"Open them with: inspect view --log-dir {args.out}")
+    return 0
+
+
+def cmd_runs_rm(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    for run_id in args.run_ids:
+        removed = run(remove_run, journal, run_id)
+        print(f"Removed run {removed.run_id} ({removed.episodes} episodes).")
+    print(f"The journal is {_mb(journal_bytes(journal))}; `shiftbench journal vacuum` gives the space back to "
+          "the disk.")
+    return 0
+
+
+def cmd_journal(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    done = run(vacuum_journal, journal)
+    print(f"Vacuumed {journal}: {_mb(done.before_bytes)} -> {_mb(done.after_bytes)}")
+    return 0
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+WorkbenchCommand = Callable[[argparse.Namespace, Path, Callable[..., Coroutine[Any, Any, Any]]], int]
+WORKBENCH_COMMANDS: dict[str, WorkbenchCommand] = {
+    "show": cmd_show, "state": cmd_state, "export": cmd_export, "journal": cmd_journal,
+}

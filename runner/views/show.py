@@ -1,0 +1,82 @@
+"""`shiftbench show` and `shiftbench state`: episodes and learned state as a person reads them.
+
+Rendered with rich (this is a view, not the runner): a transcript is a panel per episode with the task,
+one block per turn (reasoning, reply, the tool call, the observation), the finish, the grade with its
+details and judge, and the episode's tokens, cost and latency. `--json` prints plain data for tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.pretty import Pretty
+from rich.rule import Rule
+from rich.text import Text
+
+from runner.views.transcript import Transcript, json_text, transcript_data
+from simulators.record import Step
+
+__all__ = ["print_state", "print_transcripts", "render_transcript", "transcripts_json"]
+
+
+def transcripts_json(transcripts: Sequence[Transcript]) -> str:
+    return orjson.dumps([transcript_data(t) for t in transcripts], option=orjson.OPT_INDENT_2).decode()
+
+
+def print_transcripts(console: Console, transcripts: Sequence[Transcript], more: int) -> None:
+    for transcript in transcripts:
+        console.print(render_transcript(transcript))
+    if more > 0:
+        console.print(Text(f"... {more} more episodes match; narrow with --stream, --scenario, --window "
+                           "or raise --limit", style="dim"))
+    if not transcripts:
+        console.print("no episode matches")
+
+
+def render_transcript(t: Transcript) -> RenderableType:
+    title = f"{t.score_line}  {t.task_id}  {t.stream}  {t.scenario}  {t.phase}  window {t.window}  {t.category}"
+    parts: list[RenderableType] = [_labelled("task", t.record.task.instruction)]
+    for number, step in enumerate(t.record.steps, start=1):
+        parts += [Rule(f"turn {number}", style="dim", align="left"), *_step(step)]
+    parts.append(Rule("outcome", style="dim", align="left"))
+    if t.finish:
+        parts.append(_labelled("finish", t.finish))
+    parts.append(_labelled("ended", t.end_reason))
+    parts.append(_labelled("grade", f"{t.score_line} by {t.judge or 'the grader'}"))
+    if t.grade_details:
+        parts.append(Text(json_text(t.grade_details)))
+    parts.append(Text(f"{t.turns} turns, {t.tool_calls} tool calls, {t.input_tokens} in "
+                      f"({t.cached_input_tokens} cached) / {t.output_tokens} out tokens, ${t.cost_usd:.4f}, "
+                      f"{t.latency_s:.1f} s", style="dim"))
+    style = "green" if t.reward >= 1.0 else "red"
+    return Panel(Group(*parts), title=Text(title, style=f"bold {style}"), title_align="left",
+                 subtitle=t.unit_id, subtitle_align="right", border_style=style)
+
+
+def _step(step: Step) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    if step.reasoning:
+        parts.append(_labelled("thought", step.reasoning, "italic"))
+    if step.reply:
+        parts.append(_labelled("replied", step.reply))
+    action = f"NONE [{step.note}]" if step.action_name is None else f"{step.action_name}({step.action_arguments})"
+    parts.append(_labelled("call", action, "cyan"))
+    parts.append(_labelled("observation", step.observation))
+    return parts
+
+
+def _labelled(label: str, text: str, style: str = "") -> Text:
+    line = Text(f"{label}: ", style="bold")
+    line.append(text, style=style)
+    return line
+
+
+def print_state(console: Console, heading: str, state: Any) -> None:
+    """A method's state as stored: rich's pretty printer keeps long text (a policy block, lessons)
+    readable and nests rules and counters."""
+    console.print(Text(heading, style="bold"))
+    console.print(Pretty(state, expand_all=True, max_string=None))

@@ -1,0 +1,143 @@
+"""The morning after an offline sweep: read its failed episodes, a method's state, export it, and the
+HTML report's links to failed transcripts. One real sweep (built-in suite, scripted model) for all."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+
+from runner.cli import main
+from simulators.record import EpisodeRecord
+
+SCENARIOS = ("retail_l1", "pitch_l1")
+
+
+@pytest.fixture(scope="module")
+def swept(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    journal = tmp_path_factory.mktemp("sweep") / "journal.sqlite"
+    assert main(["run", "--dataset", str(built_suite), "--scenarios", ",".join(SCENARIOS), "--methods",
+                 "blind,tabular", "--pilot", "2", "--display", "none", "--journal", str(journal)]) == 0
+    with sqlite3.connect(journal) as db:
+        (run_id,) = db.execute("SELECT run_id FROM runs").fetchone()
+    return journal, run_id
+
+
+def _journal_rows(journal: Path, sql: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(journal) as db:
+        return db.execute(sql).fetchall()
+
+
+def test_show_failed_prints_every_failed_episode_and_nothing_else(swept: tuple[Path, str],
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    failed = _journal_rows(journal, "SELECT unit_id, reward FROM episodes WHERE reward < 1")
+    assert failed, "the sweep must have failed episodes to show"
+    assert main(["show", run_id, "--failed", "--limit", "0", "--json", "--journal", str(journal)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert sorted(t["unit_id"] for t in shown) == sorted(str(unit) for unit, _ in failed)
+    assert all(t["reward"] < 1 for t in shown)
+    # The record comes back whole: the task, every step, the outcome.
+    record = EpisodeRecord.from_json(shown[0]["record"])
+    assert record.task.instruction and record.steps
+
+    assert main(["show", run_id, "--failed", "--stream", "scripted/blind", "--scenario", "retail_l1",
+                 "--limit", "2", "--journal", str(journal)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("Score: 0/100.") >= 2 and "task:" in text and "call:" in text and "observation:" in text
+    assert "scripted/tabular" not in text and "pitch_l1" not in text
+    assert "more episodes match" in text
+
+
+def test_show_one_unit_and_a_window(swept: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    (unit_id, window), *_ = _journal_rows(journal, "SELECT u.unit_id, u.window FROM units u JOIN episodes e "
+                                                   "USING (run_id, unit_id) WHERE u.phase = 'test' ORDER BY u.rowid")
+    assert main(["show", run_id, "--unit", str(unit_id), "--json", "--journal", str(journal)]) == 0
+    (only,) = json.loads(capsys.readouterr().out)
+    assert only["unit_id"] == unit_id and only["window"] == window and only["phase"] == "test"
+    assert main(["show", run_id, "--window", "999", "--journal", str(journal)]) == 0
+    assert "no episode matches" in capsys.readouterr().out
+
+
+def test_state_as_of_a_window_is_the_checkpoint_its_test_set_ran_against(
+        swept: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    stream_id = "scripted|tabular|retail_l1"
+    labels = [row[0] for row in _journal_rows(
+        journal, f"SELECT label FROM checkpoints WHERE stream_id = '{stream_id}' AND label LIKE 'window:%'")]
+    first = min(int(str(label).split(":")[1]) for label in labels)
+    (stored,) = _journal_rows(journal, f"SELECT state FROM checkpoints WHERE stream_id = '{stream_id}' "
+                                       f"AND label = 'window:{first}'")[0]
+    assert main(["state", run_id, "--stream", "scripted/tabular", "--scenario", "retail_l1", "--window",
+                 str(first), "--json", "--journal", str(journal)]) == 0
+    assert json.loads(capsys.readouterr().out) == orjson.loads(stored)
+    assert main(["state", run_id, "--stream", "scripted/tabular", "--scenario", "retail_l1", "--window",
+                 str(first), "--journal", str(journal)]) == 0
+    assert f"state as of end of window {first}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--stream", "scripted/tabular"], "name one with --scenario; stream scripted/tabular of run"),
+    (["--stream", "scripted/lessons", "--scenario", "retail_l1"], "has no such stream; its streams: scripted/blind"),
+    (["--stream", "tabular"], "--stream 'tabular': name a stream as model/method"),
+])
+def test_state_names_what_is_missing(swept: tuple[Path, str], argv: list[str], expected: str,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    assert main(["state", run_id, *argv, "--journal", str(journal)]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_export_jsonl_has_one_line_per_episode(swept: tuple[Path, str], tmp_path: Path) -> None:
+    journal, run_id = swept
+    assert main(["export", run_id, "--out", str(tmp_path / "out"), "--journal", str(journal)]) == 0
+    lines = (tmp_path / "out" / f"{run_id}.jsonl").read_bytes().splitlines()
+    rewards = dict(_journal_rows(journal, "SELECT unit_id, reward FROM episodes"))
+    exported = {row["unit_id"]: row["reward"] for row in map(orjson.loads, lines)}
+    assert exported == rewards
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [f"{run_id}.jsonl"]  # no temporary left behind
+
+
+def test_export_inspect_logs_read_back_with_inspects_reader(swept: tuple[Path, str], tmp_path: Path) -> None:
+    log_api = pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed "
+                                                          "(pip install -e '.[inspect]'; .ci/run installs it)")
+    journal, run_id = swept
+    out = tmp_path / "logs"
+    assert main(["export", run_id, "--format", "inspect", "--out", str(out), "--journal", str(journal)]) == 0
+    expected: dict[tuple[str, str], dict[str, float]] = {}
+    for stream_id, task_id, phase, reward in _journal_rows(
+            journal, "SELECT u.stream_id, u.task_id, u.phase, e.reward FROM units u JOIN episodes e "
+                     "USING (run_id, unit_id)"):
+        _, method, scenario = str(stream_id).split("|")
+        expected.setdefault((method, scenario), {})[f"{phase}/{task_id}"] = float(reward)
+    logs = sorted(out.glob("*.eval"))
+    assert len(logs) == len(expected) == 4
+    for path in logs:
+        log = log_api.read_eval_log(str(path))
+        key = (log.eval.solver, log.eval.task.removeprefix("shiftbench/"))
+        assert {s.id: s.scores["shiftbench"].value for s in log.samples} == expected[key]
+        tests = [value for sample_id, value in expected[key].items() if sample_id.startswith("test/")]
+        assert log.results.scores[0].metrics["mean_test_reward"].value == pytest.approx(sum(tests) / len(tests))
+        sample = log.samples[0]
+        assert sample.messages[0].role == "user" and any(m.role == "tool" for m in sample.messages)
+        assert sample.metadata["phase"] in ("serving", "test")
+
+
+def test_html_report_links_each_setting_to_its_failed_transcripts(swept: tuple[Path, str], tmp_path: Path) -> None:
+    journal, run_id = swept
+    out = tmp_path / "r.html"
+    assert main(["report", run_id, "--html", str(out), "--journal", str(journal)]) == 0
+    page = out.read_text()
+    failed_blind_retail = _journal_rows(
+        journal, "SELECT count(*) FROM episodes e JOIN units u USING (run_id, unit_id) "
+                 "WHERE u.stream_id = 'scripted|blind|retail_l1' AND u.phase = 'test' AND e.reward < 1")[0][0]
+    assert failed_blind_retail > 5
+    anchor = page.split(f">{failed_blind_retail} failed</a>")[0].rsplit('href="#', 1)[1].split('"')[0]
+    section = page.split(f'id="{anchor}"')[1].split("</div>")[0]
+    assert "retail_l1 &middot; scripted / blind" in section
+    assert section.count("<details>") == 5  # the first five in full, then the command for the rest
+    assert f"{failed_blind_retail - 5} more: <code>shiftbench show {run_id} --failed" in section
