@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from rich.console import Console
 
 from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
 from runner.journal import EpisodeFilter
@@ -82,7 +81,7 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
     if args.json:
         print(transcripts_json(transcripts))
     else:
-        print_transcripts(Console(), transcripts, total - len(transcripts))
+        print_transcripts(transcripts, total - len(transcripts))
     return 0
 
 
@@ -92,8 +91,7 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
         print(orjson.dumps(state.state, option=orjson.OPT_INDENT_2).decode())
         return 0
     stream = state.stream
-    print_state(Console(), f"{stream.model}/{stream.method} on {stream.scenario}, state as of {state.as_of}",
-                state.state)
+    print_state(f"{stream.model}/{stream.method} on {stream.scenario}, state as of {state.as_of}", state.state)
     return 0
 
 

@@ -27,7 +27,8 @@ def transcripts_json(transcripts: Sequence[Transcript]) -> str:
     return orjson.dumps([transcript_data(t) for t in transcripts], option=orjson.OPT_INDENT_2).decode()
 
 
-def print_transcripts(console: Console, transcripts: Sequence[Transcript], more: int) -> None:
+def print_transcripts(transcripts: Sequence[Transcript], more: int, console: Console | None = None) -> None:
+    console = console or Console()
     for transcript in transcripts:
         console.print(render_transcript(transcript))
     if more > 0:
@@ -75,8 +76,9 @@ def _labelled(label: str, text: str, style: str = "") -> Text:
     return line
 
 
-def print_state(console: Console, heading: str, state: Any) -> None:
+def print_state(heading: str, state: Any, console: Console | None = None) -> None:
     """A method's state as stored: rich's pretty printer keeps long text (a policy block, lessons)
     readable and nests rules and counters."""
+    console = console or Console()
     console.print(Text(heading, style="bold"))
     console.print(Pretty(state, expand_all=True, max_string=None))
