@@ -28,8 +28,8 @@ from runner.journal.rows import (
     StoredCheckpoint,
     StreamEpisodes,
     StreamNames,
-    TestOutcome,
     StreamOfRun,
+    TestOutcome,
     TestScore,
     UnitProgress,
 )
