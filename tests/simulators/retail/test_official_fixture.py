@@ -1,5 +1,5 @@
-"""A hand-written retail_l1 in the public export's layout loads, runs through the world and grades:
-gold answers score 1.0 and wrong ones 0."""
+"""Hand-written retail_l1, retail_l2 and retail_l3 in the public export's layout load, run through the
+world (the reference's tools for each scenario) and grade: gold answers score 1.0 and wrong ones 0."""
 
 from __future__ import annotations
 
@@ -121,3 +121,40 @@ def test_a_silver_return_refunds_ninety_percent_and_records_it(official: Scenari
     assert order["return_refund_amount"] == 72.0 and order["payment_history"][-1] == {
         "transaction_type": "refund", "amount": 72.0, "payment_method_id": "gift_card_7702183"}
     assert snapshot["users"]["leah_moreno_4821"]["payment_methods"]["gift_card_7702183"]["balance"] == 112.0
+
+
+@pytest.mark.parametrize("name", ["retail_l1", "retail_l2", "retail_l3"])
+async def test_every_gold_answer_of_every_export_scenario_scores_one(name: str) -> None:
+    scenario = load_dataset(ROOT, only=[name]).scenarios[name]
+    for task in (*scenario.serving, *scenario.test):
+        result = await grade(scenario, task, task.evaluator.actions, gold_finish(task))
+        assert result.reward == 1.0, (task.task_id, result.details)
+        finished = await run_task(scenario, DOMAIN, task, "docs", with_bulletin=True)
+        assert finished.record.end_reason == "finished", task.task_id
+
+
+async def test_l2_and_l3_tools_enforce_what_l1_leaves_to_the_rules() -> None:
+    """L2 splits a card refund of a split-paid order and records modifications; its return tool enforces
+    final sale and the window, L3's only the window (`l2|l3/timeline.py`, `mechanical_config`)."""
+    both = load_dataset(ROOT, only=["retail_l2", "retail_l3"]).scenarios
+    l2, l3 = both["retail_l2"], both["retail_l3"]
+    split = _task(l2, "l2_a41c0e9b27")
+    order = world_after(l2.environment, split, split.evaluator.actions).snapshot()["orders"]["#W3318207"]
+    assert order["return_refund_amount"] == 184.29  # (129.99 + 64.00) x 0.95, gold tier
+    assert [(e["amount"], e["payment_method_id"]) for e in order["payment_history"][2:]] == [
+        (142.5, "credit_card_6612093"), (41.79, "gift_card_6612095")]
+    modified = _task(l2, "l2_b52d1fa038")
+    order = world_after(l2.environment, modified, modified.evaluator.actions).snapshot()["orders"]["#W3318208"]
+    assert order["modification_history"] == [{"item_id": "4410298761", "new_item_id": "4410298762"}] * 2
+    clearance = {"order_id": "#W5561302", "item_ids": ["4410298763"], "payment_method_id": "gift_card_8834217",
+                 "reason": "wrong item"}
+    with pytest.raises(ToolError, match="final sale"):
+        world_after(l2.environment, _task(l2, "l2_e85042d36b"), ()).call("return_delivered_order_items", clearance)
+    late = {"order_id": "#W6602716", "item_ids": ["5520193347"], "payment_method_id": "gift_card_7723105",
+            "reason": "defective"}
+    with pytest.raises(ToolError, match="window"):
+        world_after(l3.environment, _task(l3, "l3_2b3c4d5e6f"), ()).call("return_delivered_order_items", late)
+    placed = _task(l3, "l3_6f708192a3")
+    snapshot = world_after(l3.environment, placed, placed.evaluator.actions).snapshot()
+    assert [(e["amount"], e["payment_method_id"]) for e in snapshot["orders"]["#W9000002"]["payment_history"]] == [
+        (12.0, "gift_card_7723105"), (84.5, "credit_card_7723104")]
