@@ -39,10 +39,45 @@ from simulators.domains.retail.store_config import StoreConfig
 from simulators.domains.retail.vocabulary import TODAY
 from simulators.errors import ToolError
 from simulators.protocol import JSON
+from simulators.pycompat import signature_error, unhashable_error
 
-__all__ = ["Handler", "reference_handlers"]
+__all__ = ["SIGNATURES", "Handler", "argument_error", "reference_handlers"]
 
 Handler = Callable[[EpisodeState, Mapping[str, JSON]], JSON]
+
+SIGNATURES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "find_user_id_by_name_zip": ("FindUserIdByNameZip.invoke", ("first_name", "last_name", "zip"), ()),
+    "get_user_details": ("GetUserDetails.invoke", ("user_id",), ()),
+    "get_order_details": ("GetOrderDetails.invoke", ("order_id",), ()),
+    "get_product_details": ("GetProductDetails.invoke", ("product_id",), ()),
+    "cancel_pending_order": ("make_cancel_tool.<locals>.CancelPendingOrderCfg.invoke", ("order_id", "reason"), ()),
+    "return_delivered_order_items": ("make_return_tool.<locals>.ReturnDeliveredOrderItemsCfg.invoke",
+                                     ("order_id", "item_ids", "payment_method_id", "reason"), ()),
+    "exchange_delivered_order_items": ("make_exchange_tool.<locals>.ExchangeDeliveredOrderItemsCfg.invoke",
+                                       ("order_id", "item_ids", "new_item_ids", "payment_method_id"), ()),
+    "modify_pending_order_items": ("make_modify_tool.<locals>.ModifyPendingOrderItemsCfg.invoke",
+                                   ("order_id", "item_ids", "new_item_ids", "payment_method_id"), ()),
+    "place_order": ("PlaceOrder.invoke", ("user_id", "item_ids", "payment_method_id"),
+                    ("fallback_payment_method_id",)),
+}
+"""tool -> (the qualified name of the reference's method, required and optional keyword parameters): a
+call that does not bind is answered with Python's TypeError text, which names that method."""
+
+_KEYS = ("order_id", "user_id", "product_id")
+"""Arguments the reference first uses as a dict key: a list or an object there is Python's
+`unhashable type` error."""
+
+
+def argument_error(tool: str, arguments: Mapping[str, JSON]) -> str | None:
+    """The reference's error for arguments its tool cannot even be called with, or None."""
+    qualname, required, optional = SIGNATURES[tool]
+    problem = signature_error(qualname, required, optional, arguments)
+    if problem is None and "item_ids" in arguments and not arguments["item_ids"]:
+        return None  # an empty item list is refused by the tool first, before any lookup
+    for name in _KEYS:
+        if problem is None and name in arguments:
+            problem = unhashable_error(arguments[name])
+    return problem
 
 
 def reference_handlers(config: StoreConfig) -> dict[str, Handler]:
@@ -99,7 +134,7 @@ def cancel_pending_order(config: StoreConfig, state: EpisodeState, args: Mapping
 
 def return_delivered_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
     item_ids = _item_ids(args)
-    order_id, method, reason = str(args["order_id"]), str(args["payment_method_id"]), str(args["reason"])
+    order_id, reason = str(args["order_id"]), str(args["reason"])
     current = state.owned_order(order_id)
     if current["status"] != "delivered":
         raise ToolError("non-delivered order cannot be returned")
@@ -109,6 +144,7 @@ def return_delivered_order_items(config: StoreConfig, state: EpisodeState, args:
     user = state.user(owner)
     _require_in_order(current, item_ids)
     _require_eligible(config, state, current, item_ids, "returned")
+    method = _key(args, "payment_method_id")
     if not _destination_allowed(config, user, current, method):
         raise ToolError("refund destination not permitted for this account")
     gross = sum(_first_item(current, item_id)["price"] for item_id in item_ids)
@@ -128,12 +164,13 @@ def return_delivered_order_items(config: StoreConfig, state: EpisodeState, args:
 
 def exchange_delivered_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
     item_ids = _item_ids(args)
-    order_id, method = str(args["order_id"]), str(args["payment_method_id"])
+    order_id = str(args["order_id"])
     current = state.owned_order(order_id)
     if current["status"] != "delivered":
         raise ToolError("non-delivered order cannot be exchanged")
     owner = str(current["user_id"])
     user = state.user(owner)
+    method = _key(args, "payment_method_id")
     card = user["payment_methods"].get(method)
     if card is None:
         raise ToolError("payment method not found")
@@ -161,11 +198,12 @@ def exchange_delivered_order_items(config: StoreConfig, state: EpisodeState, arg
 
 def modify_pending_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
     item_ids = _item_ids(args)
-    order_id, method = str(args["order_id"]), str(args["payment_method_id"])
+    order_id = str(args["order_id"])
     current = state.owned_order(order_id)
     if current["status"] != "pending":
         raise ToolError("only pending orders can be modified")
     owner = str(current["user_id"])
+    method = _key(args, "payment_method_id")
     card = state.user(owner)["payment_methods"].get(method)
     if card is None:
         raise ToolError("payment method not found")
@@ -192,12 +230,13 @@ def modify_pending_order_items(config: StoreConfig, state: EpisodeState, args: M
 
 def place_order(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
     item_ids = _item_ids(args)
-    user_id, method = str(args["user_id"]), str(args["payment_method_id"])
-    fallback = None if args.get("fallback_payment_method_id") is None else str(args["fallback_payment_method_id"])
+    user_id = str(args["user_id"])
     user = state.user(user_id)
     methods: Mapping[str, JSON] = user["payment_methods"]
+    method = _key(args, "payment_method_id")
     if method not in methods:
         raise ToolError("payment method not found")
+    fallback = None if args.get("fallback_payment_method_id") is None else _key(args, "fallback_payment_method_id")
     if fallback is not None and fallback not in methods:
         raise ToolError("fallback payment method not found")
     if fallback is not None and "gift_card" in fallback:
@@ -218,6 +257,14 @@ def place_order(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
 
 
 # ------------------------------------------------------------------------------------------ checks
+
+def _key(args: Mapping[str, JSON], name: str) -> str:
+    """An argument the reference looks up as a dict key, where a list or an object fails as in Python."""
+    problem = unhashable_error(args[name])
+    if problem is not None:
+        raise ToolError(problem)
+    return str(args[name])
+
 
 def _tier(user: Mapping[str, JSON]) -> str:
     return str(user.get("membership", "bronze"))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import orjson
 
 from simulators.domains.retail import reads, writes
-from simulators.domains.retail.reference_tools import Handler, reference_handlers
+from simulators.domains.retail.reference_tools import Handler, argument_error, reference_handlers
 from simulators.domains.retail.scope import episode_orders, world_index
 from simulators.domains.retail.state import EpisodeState
 from simulators.domains.retail.store_config import StoreConfig, reference_config
@@ -51,11 +51,17 @@ class RetailWorld:
         self.state = state
         self._handlers = handlers
         self._reference = reference
+        self.checks_own_arguments = reference
+        """An export world answers arguments as the reference does (the session passes them through
+        unchecked): Python's TypeError for a call that does not bind, the tool's own checks otherwise."""
 
     def call(self, name: str, arguments: Mapping[str, JSON]) -> str:
         handler = self._handlers.get(name)
         if handler is None:
             raise ToolError(f"the store has no tool '{name}'")
+        problem = argument_error(name, arguments) if self._reference else None
+        if problem is not None:
+            raise ToolError(problem)
         try:
             result = handler(self.state, arguments)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:

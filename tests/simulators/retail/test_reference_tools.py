@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
@@ -27,7 +28,8 @@ from simulators.domains.retail.reference_tools import reference_handlers
 from simulators.domains.retail.store_config import StoreConfig, reference_config, stage_config
 from simulators.domains.retail.world import RetailWorld
 from simulators.errors import ToolError
-from simulators.protocol import JSON
+from simulators.protocol import JSON, ScenarioEnvironment, ToolCall
+from simulators.session import ToolSession
 
 from .reference_world import BRONZE, GOLD, NO_TIER, SILVER, environment, task
 
@@ -392,3 +394,32 @@ def test_test_episodes_lose_serving_only_variants_in_every_tool() -> None:
     assert _observe(world, PLACE, {"user_id": BRONZE, "item_ids": ["1002"], "payment_method_id": "credit_card_b1"}) == (
         "Error: item not found")
 
+
+
+TOOLS = tuple(json.loads((Path(__file__).parents[2] / "fixtures" / "official" / "environments" / "retail_l1"
+                          / "tools.json").read_text()))
+
+
+@pytest.mark.parametrize(("tool", "args", "observation"), [
+    (CANCEL, {"order_id": "#W0000011"},
+     "Error: make_cancel_tool.<locals>.CancelPendingOrderCfg.invoke() missing 1 required positional argument: "
+     "'reason'"),
+    (RETURN, {"order_id": "#W0000011"},
+     "Error: make_return_tool.<locals>.ReturnDeliveredOrderItemsCfg.invoke() missing 3 required positional "
+     "arguments: 'item_ids', 'payment_method_id', and 'reason'"),
+    (PLACE, {"user_id": BRONZE, "item_ids": ["1001"], "payment_method_id": "credit_card_b1", "note": "hi"},
+     "Error: PlaceOrder.invoke() got an unexpected keyword argument 'note'"),
+    ("get_order_details", {"order_id": ["#W0000011"]}, "Error: unhashable type: 'list'"),
+    (MODIFY, _swap("#W0000011", [], [], "credit_card_b1"), "Error: item_ids must not be empty"),
+    (MODIFY, _swap("#W0000011", ["1001"], ["1002"], {"id": "credit_card_b1"}),  # type: ignore[arg-type]
+     "Error: unhashable type: 'dict'"),
+])
+def test_arguments_reach_the_tool_unchecked_and_fail_as_in_python(tool: str, args: dict[str, JSON],
+                                                                  observation: str) -> None:
+    """The reference checks no schema before a tool runs (`engine/env.py` `Env.step` calls
+    `invoke(data=..., **kwargs)`): a call that does not bind is Python's TypeError naming the tool's
+    method, an empty list reaches the tool's own check."""
+    env = environment()
+    world = DOMAIN.new_world(env, task(L1, "#W0000011"))
+    session = ToolSession(ScenarioEnvironment("", TOOLS, {}, env.world, ()), world)
+    assert session.execute(ToolCall("1", tool, json.dumps(args))).observation == observation
