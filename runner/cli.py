@@ -148,6 +148,7 @@ def _add_result_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--block-size", type=int, help="serving episodes per learning step (default 1; 12 = reference)")
     run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window, "
                                                "then the projected cost of the full sweep")
+    run.add_argument("--repeats", type=int, help="run each test task K times: spread between repeats and pass^k")
     run.add_argument("--judge", help="a model to judge pitches (default: the offline deterministic judge)")
 
 
@@ -164,7 +165,8 @@ def _add_data(data: argparse.ArgumentParser) -> None:
 _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenarios", "dataset": "dataset",
                   "seed": "seed", "block_size": "block_size", "concurrency": "concurrency",
                   "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
-                  "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels"}
+                  "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels",
+                  "repeats": "repeats"}
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:

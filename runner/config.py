@@ -23,7 +23,8 @@ from simulators.protocol import SCENARIOS
 
 __all__ = ["RESULT_KEYS", "SweepConfig", "config_from_json", "config_hash", "load_config_file"]
 
-RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints")
+RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
+               "repeats")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class SweepConfig:
     """An episode hit by infrastructure failures is re-run this many times before the run stops."""
     pilot: int = 0
     """When > 0: only the first N serving and N test tasks of each window."""
+    repeats: int = 1
+    """Runs of each test task (`--repeats K`): reports add the spread between repeats and pass^k."""
     journal: str = ""
     budget: float | None = None
     """Hard cap on the run's spend in USD; None: no cap. Raising it on resume continues the run."""
@@ -69,7 +72,7 @@ class SweepConfig:
             raise ShiftbenchInputError(f"{source}: models is empty; name at least one (e.g. scripted)")
         for name, value in (("block_size", self.block_size), ("concurrency", self.concurrency),
                             ("model_concurrency", self.model_concurrency),
-                            ("max_episode_attempts", self.max_episode_attempts)):
+                            ("max_episode_attempts", self.max_episode_attempts), ("repeats", self.repeats)):
             if value < 1:
                 raise ShiftbenchInputError(f"{source}: {name} must be at least 1, got {value}")
         if self.pilot < 0:

@@ -6,7 +6,8 @@ Per stream (model, method, scenario):
   block's episodes (with the method checkpoint every CHECKPOINT_EVERY serving episodes and at window
   ends). The next block starts only after that commit.
 - when a window's serving part has been learned from, its test set starts against a frozen copy of
-  the method state and runs concurrently with the next window's serving.
+  the method state and runs concurrently with the next window's serving; with `--repeats K` each test
+  task is K units against that same frozen state (serving stays one stream).
 All streams run at once. Resume skips journaled units and restores the method: its last checkpoint,
 then `learn` replayed on the blocks journaled after it.
 """
@@ -28,7 +29,7 @@ from runner.errors import InfrastructureError, RunAborted
 from runner.journal import Batch, CheckpointKey, EpisodeRow, Journal
 from runner.limits import SERVING, TEST
 from runner.models.stack import ClientStack
-from runner.plan import Stream, serving_blocks, window_tasks
+from runner.plan import Stream, Unit, serving_blocks, window_tasks
 from runner.progress import RunProgress, StreamProgress
 from simulators.domain import Domain, Judge
 from simulators.protocol import JSON, Task
@@ -104,7 +105,8 @@ class Engine:
                     break  # stopping
                 if ran:
                     window_states[window] = method.state()
-                pending = [t for t in window_tasks(stream.test, window) if stream.unit_id(t) not in done]
+                pending = [unit for task in window_tasks(stream.test, window) for unit in stream.test_units(task)
+                           if unit.unit_id not in done]
                 if pending:
                     state = await self._window_state(stream, window, window_states)
                     tests.start_soon(self._run_test_set, stream, state, pending)
@@ -162,27 +164,27 @@ class Engine:
 
     # ------------------------------------------------------------------------------------------- tests
 
-    async def _run_test_set(self, stream: Stream, state: JSON, tasks: list[Task]) -> None:
+    async def _run_test_set(self, stream: Stream, state: JSON, units: list[Unit]) -> None:
         frozen = self._build_method(stream)
         frozen.load(state)
         limiter = anyio.CapacityLimiter(TEST_EPISODES_IN_FLIGHT)
         live = self.progress.streams[stream.stream_id]
 
-        async def one(task: Task) -> None:
+        async def one(unit: Unit) -> None:
             async with limiter:
                 if self.stop.requested:
                     return
-                result = await self._attempt(stream, task, frozen.context(task.view()), TEST)
+                result = await self._attempt(stream, unit.task, frozen.context(unit.task.view()), TEST, unit.unit_id)
                 if result is None:
                     return
                 batch = Batch()
-                self._episode_rows(batch, stream, task, result)
+                self._episode_rows(batch, stream, unit.task, result, unit.unit_id)
                 await self.journal.commit(batch)
-                live.record_test(task.category, result.grade.reward)
+                live.record_test(unit.task.category, result.grade.reward)
 
         async with anyio.create_task_group() as group:
-            for task in tasks:
-                group.start_soon(one, task)
+            for unit in units:
+                group.start_soon(one, unit)
 
     async def _window_state(self, stream: Stream, window: int, here: dict[int, JSON]) -> JSON:
         """The method state as of the end of `window`'s serving: the last window at or before it that
@@ -202,11 +204,12 @@ class Engine:
 
     # ---------------------------------------------------------------------------------------- episodes
 
-    async def _attempt(self, stream: Stream, task: Task, context: str, priority: int) -> EpisodeResult | None:
+    async def _attempt(self, stream: Stream, task: Task, context: str, priority: int,
+                       unit_id: str | None = None) -> EpisodeResult | None:
         """Run an episode; infrastructure failures re-queue it, a bounded number of times. None: the
         budget cap stopped it before a call was sent (the run then stops dispatching)."""
         domain = self.domains(stream.scenario.domain)
-        unit_id = stream.unit_id(task)
+        unit_id = unit_id or stream.unit_id(task)
         for attempt in range(1, self.max_episode_attempts + 1):
             try:
                 model = self.clients.client(stream.model, unit_id, stream.stream_id, "agent", priority)
@@ -218,13 +221,14 @@ class Engine:
             except InfrastructureError as exc:
                 self.progress.episodes_requeued += 1
                 if attempt == self.max_episode_attempts:
-                    raise RunAborted(f"{stream.unit_id(task)}: the model failed {attempt} times "
+                    raise RunAborted(f"{unit_id}: the model failed {attempt} times "
                                      f"({type(exc).__name__}: {exc}); resume when the provider is back") from exc
                 await anyio.sleep(RETRY_PAUSE_S * attempt)
         raise AssertionError("unreachable")
 
-    def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult) -> None:
-        unit_id = stream.unit_id(task)
+    def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
+                      unit_id: str | None = None) -> None:
+        unit_id = unit_id or stream.unit_id(task)
         usage = result.usage
         batch.episode(EpisodeRow(
             self.run_id, unit_id, stream.stream_id, result.grade.reward, result.grade.judge, task.category,
@@ -275,5 +279,5 @@ class Engine:
 def stream_progress(stream: Stream) -> StreamProgress:
     return StreamProgress(stream_id=stream.stream_id, model=stream.model, method=stream.method,
                           scenario=stream.scenario.name, serving_total=len(stream.serving),
-                          test_total=len(stream.test), windows=len(stream.windows()))
+                          test_total=len(stream.test) * stream.repeats, windows=len(stream.windows()))
 

@@ -24,7 +24,7 @@ def project_cost(pilot_spend: float, pilot_tasks: int, full_tasks: int) -> float
 
 def full_task_count(streams: Sequence[Stream]) -> int:
     """Tasks of the same sweep without the pilot cut (serving only where the method learns)."""
-    return sum((len(s.scenario.serving) if s.serving else 0) + len(s.scenario.test) for s in streams)
+    return sum((len(s.scenario.serving) if s.serving else 0) + len(s.scenario.test) * s.repeats for s in streams)
 
 
 async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stream], config: SweepConfig,

@@ -1,7 +1,8 @@
 """A sweep's plan: streams and their units of work, with ids that make reruns safe.
 
 A stream is (model, method, scenario). Its units are the serving tasks in stream order and each
-window's test tasks. A unit id says exactly which work it is, `stream/phase/task`, so a resume finds
+window's test tasks, each test task once per repeat (`--repeats K`; serving stays one stream). A unit id
+says exactly which work it is, `stream|phase|task` (`|r<k>` added for repeat k >= 1), so a resume finds
 finished work by id. Pure functions: no I/O.
 """
 
@@ -21,6 +22,7 @@ class Unit:
     task: Task
     phase: str
     seq: int
+    repetition: int = 0
 
 
 @dataclass(frozen=True)
@@ -30,19 +32,26 @@ class Stream:
     scenario: Scenario
     serving: tuple[Task, ...]
     test: tuple[Task, ...]
+    repeats: int = 1
 
     @property
     def stream_id(self) -> str:
         return f"{self.model}|{self.method}|{self.scenario.name}"
 
-    def unit_id(self, task: Task) -> str:
-        return f"{self.stream_id}|{task.split}|{task.task_id}"
+    def unit_id(self, task: Task, repetition: int = 0) -> str:
+        base = f"{self.stream_id}|{task.split}|{task.task_id}"
+        return base if repetition == 0 else f"{base}|r{repetition}"
 
     def units(self) -> Iterator[Unit]:
         for seq, task in enumerate(self.serving):
             yield Unit(self.unit_id(task), task, "serving", seq)
         for seq, task in enumerate(self.test):
-            yield Unit(self.unit_id(task), task, "test", seq)
+            yield from self.test_units(task, seq)
+
+    def test_units(self, task: Task, seq: int = 0) -> Iterator[Unit]:
+        """A test task's units, one per repeat."""
+        for repetition in range(self.repeats):
+            yield Unit(self.unit_id(task, repetition), task, "test", seq, repetition)
 
     def windows(self) -> list[int]:
         return sorted({t.window for t in self.serving} | {t.window for t in self.test})
@@ -65,11 +74,11 @@ def _pilot(tasks: Sequence[Task], per_window: int) -> tuple[Task, ...]:
 
 
 def plan_streams(models: Sequence[str], methods: Sequence[str], scenarios: Sequence[Scenario],
-                 learns: Callable[[str], bool], pilot: int = 0) -> list[Stream]:
+                 learns: Callable[[str], bool], pilot: int = 0, repeats: int = 1) -> list[Stream]:
     """Every (model, method, scenario). A method that never learns gets no serving stream."""
     return [
         Stream(model, method, scenario,
-               _pilot(scenario.serving, pilot) if learns(method) else (), _pilot(scenario.test, pilot))
+               _pilot(scenario.serving, pilot) if learns(method) else (), _pilot(scenario.test, pilot), repeats)
         for model in models for method in methods for scenario in scenarios
     ]
 

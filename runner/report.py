@@ -25,6 +25,7 @@ import orjson
 from runner.evidence.bootstrap import DEFAULT_SPEC, stream_draws
 from runner.evidence.outcomes import Outcome, task_values
 from runner.evidence.provenance import machine_meta_key, provenance_extras
+from runner.evidence.repeats import RepeatSummary, repeat_summary
 from runner.evidence.seal import seal
 from runner.evidence.slices import SliceRow, slices
 from runner.journal import (
@@ -132,6 +133,8 @@ class StreamReport:
     latency_p95_s: float | None
     avg_h_ci: Pair = None
     avg_f_ci: Pair = None
+    repeats: RepeatSummary | None = None
+    """With `--repeats K`: Avg H / Avg F per repeat, their spread, pass^k (scores above average the repeats)."""
     slices: dict[str, list[SliceRow]] = field(default_factory=dict)
     """Descriptive only (`runner.evidence.slices`): by tool calls, turns, family, window, category."""
 
@@ -282,7 +285,8 @@ def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamRepor
                 for name, setting in stream.settings.items()}
     avg_h, avg_f = draws.avg_h_interval(), draws.avg_f_interval()
     return replace(stream, settings=settings, avg_h_ci=None if avg_h is None else avg_h.as_list(),
-                   avg_f_ci=None if avg_f is None else avg_f.as_list(), slices=slices(outcomes))
+                   avg_f_ci=None if avg_f is None else avg_f.as_list(), repeats=repeat_summary(outcomes),
+                   slices=slices(outcomes))
 
 
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:
@@ -384,10 +388,26 @@ def render_text(report: Report, with_slices: bool = False) -> str:
     parts = [_heading(report), ""]
     for title, (headers, rows), align in _sections(report):
         parts += [title, text_table(headers, rows, align), ""]
+    if any(s.repeats for s in report.streams):
+        parts += ["Repeats (Avg H / Avg F of each repeat; spread = largest - smallest; pass^k = share of tasks "
+                  "solved in all of their first k tries)", text_table(*_repeat_table(report), "llrllrr"), ""]
     if with_slices:
         parts += ["Slices (descriptive only: chosen after looking, they decide nothing)",
                   text_table(*_slice_table(report), "llllrr"), ""]
     return "\n".join(parts).rstrip()
+
+
+def _repeat_table(report: Report) -> Table:
+    headers = ["model", "method", "repeats", "Avg H by repeat", "Avg F by repeat", "H spread", "pass^k (k=1..K)"]
+    rows = []
+    for s in report.streams:
+        if s.repeats is None:
+            continue
+        r = s.repeats
+        rows.append([s.model, s.method, str(r.repeats), " ".join(_score(v) for v in r.avg_h_by_repeat),
+                     " ".join(_score(v) for v in r.avg_f_by_repeat), _score(r.avg_h_spread),
+                     " ".join("-" if v is None else f"{v:.3f}" for v in r.pass_k.values())])
+    return headers, rows
 
 
 def _slice_table(report: Report) -> Table:

@@ -126,7 +126,7 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
 def _plan(config: SweepConfig, dataset: Dataset) -> list[Stream]:
     scenarios = [dataset.scenarios[name] for name in config.scenarios]
     return plan_streams(config.models, config.methods, scenarios,
-                        learns=lambda name: get_method_spec(name).learns, pilot=config.pilot)
+                        learns=lambda name: get_method_spec(name).learns, pilot=config.pilot, repeats=config.repeats)
 
 
 async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
@@ -138,7 +138,7 @@ async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset
                  os.getpid())
     units = (UnitRow(run_id, unit.unit_id, stream.stream_id, stream.model, stream.method, stream.scenario.name,
                      unit.phase, unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category,
-                     unit.task.evaluator.family, 0)
+                     unit.task.evaluator.family, unit.repetition)
              for stream in streams for unit in stream.units())
     await journal.commit(Batch().new_run(run, units).set_meta(machine_meta_key(run_id), machine_info()))
 

@@ -140,5 +140,5 @@ def _projected_full_cost(row: RunRow, spent: float, episodes: int) -> float:
     config = config_from_json(row.config)
     dataset = _dataset_of(row)
     streams = plan_streams(config.models, config.methods, [dataset.scenarios[n] for n in config.scenarios],
-                           learns=lambda name: get_method_spec(name).learns)
+                           learns=lambda name: get_method_spec(name).learns, repeats=config.repeats)
     return project_cost(spent, episodes, full_task_count(streams))
