@@ -252,7 +252,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    text, code = _async(verify_command, _journal(args), args.run_id, args.json, print)
+    text, code = _async(verify_command, _journal(args), args.run_id, args.json)
     print(text)
     return int(code)
 

@@ -6,7 +6,6 @@ print and the exit code; none of them writes to the journal or drives a run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -73,7 +72,7 @@ async def compare_command(journal: Path, a_text: str, b_text: str, as_json: bool
 
 # ---------------------------------------------------------------------------- verify
 
-async def verify_command(journal: Path, run_id: str, as_json: bool, say: Callable[[str], None]) -> Output:
+async def verify_command(journal: Path, run_id: str, as_json: bool) -> Output:
     """Re-grade every journaled episode; exit 1 when any stored reward differs from its re-grade."""
     async with read_only(journal) as reader:
         row = await _run_row(reader, journal, run_id)
