@@ -28,6 +28,7 @@ from runner.cli_workbench import (
     cmd_runs_rm,
 )
 from runner.config import SweepConfig, load_config_file
+from runner.data_commands import run_check_gold, run_fetch, run_replay
 from runner.evidence.commands import compare_command, gate_command, verify_command
 from runner.evidence.plan_commands import follow_plan, lock_command
 from runner.files import write_atomically
@@ -40,6 +41,7 @@ from runner.sweep import code_version, default_journal, resume_sweep, start_swee
 from runner.views.episodes import load_failed
 from simulators.dataset import load_dataset
 from simulators.errors import ShiftbenchInputError
+from simulators.integrity import dangling_ids
 from simulators.suite import build_suite, summarize
 
 __all__ = ["main"]
@@ -157,9 +159,25 @@ def _add_data(data: argparse.ArgumentParser) -> None:
     build = actions.add_parser("build", help="generate the built-in suite")
     build.add_argument("--out", type=Path, default=Path("data/built/suite"))
     build.add_argument("--seed", type=int, default=0)
-    check = actions.add_parser("check", help="validate a dataset and print its counts and fingerprint")
+    check = actions.add_parser("check", help="validate a dataset: counts, fingerprint, ids that point at "
+                                             "nothing (exit 1 if any)")
     check.add_argument("dir", type=Path)
     check.add_argument("--json", action="store_true")
+    check.add_argument("--gold", action="store_true", help="replay every task's gold through the graders and "
+                                                           "report ids that point at nothing; exit 1 on any problem")
+    replay = actions.add_parser("replay", help="run tool calls for one task on a fresh world and grade them")
+    replay.add_argument("dir", type=Path)
+    replay.add_argument("--scenario", required=True)
+    replay.add_argument("--task", required=True)
+    source = replay.add_mutually_exclusive_group(required=True)
+    source.add_argument("--gold", action="store_true", help="the task's gold actions and answer")
+    source.add_argument("--actions", help='a JSON list of {"name", "arguments"} calls, a file or - for stdin')
+    replay.add_argument("--json", action="store_true")
+    fetch = actions.add_parser("fetch", help="download, verify and write the official ServeLearnBench export")
+    fetch.add_argument("--to", type=Path, default=Path("data/built/official"))
+    fetch.add_argument("--ref", help="another commit of the reference repository (its fingerprint is not compared)")
+    fetch.add_argument("--url", help="archive URL template with {repo} and {commit} (default: GitHub's source "
+                                     "archive; also SHIFTBENCH_FETCH_URL)")
 
 
 _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenarios", "dataset": "dataset",
@@ -294,22 +312,32 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
+    if args.data_command == "replay":
+        return run_replay(args.dir, args.scenario, args.task, args.gold, args.actions, args.json)
+    if args.data_command == "fetch":
+        return run_fetch(args.to, args.ref, args.url)
+    if args.data_command == "check" and args.gold:
+        return run_check_gold(args.dir)
     if args.data_command == "build":
         fingerprint = build_suite(args.out, args.seed)
         print(f"Built the suite (seed {args.seed}) in {args.out}\nfingerprint {fingerprint}")
         return 0
     dataset = load_dataset(args.dir)
+    dangling = [p for scenario in dataset.scenarios.values() for p in dangling_ids(scenario)]
     summaries = summarize(dataset)
     if args.json:
         payload = {"fingerprint": dataset.fingerprint,
                    "scenarios": {name: vars(s) for name, s in summaries.items()}}
+        payload["dangling_ids"] = [p.line() for p in dangling]
         print(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode())
-        return 0
+        return 1 if dangling else 0
     print(f"{'scenario':<12} {'windows':>7} {'serving':>8} {'test':>6} {'hidden':>7} {'fully_spec':>10}")
     for name, s in summaries.items():
         print(f"{name:<12} {s.windows:>7} {s.serving:>8} {s.test:>6} {s.test_hidden:>7} {s.test_fully_specified:>10}")
     print(f"fingerprint {dataset.fingerprint}")
-    return 0
+    for problem in dangling:
+        print(problem.line())
+    return 1 if dangling else 0
 
 
 def _with_journal(command: WorkbenchCommand) -> Callable[[argparse.Namespace], int]:

@@ -26,6 +26,7 @@ from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
 from runner.errors import RunAborted, sole_error
 from runner.evidence.provenance import machine_info, machine_meta_key
+from runner.fit import check_oracle_readable, scenarios_present
 from runner.journal import Batch, Journal, NewRun, UnitRow, open_journal
 from runner.judge import judge_factory
 from runner.liveness import process_alive
@@ -86,11 +87,13 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
                       say: Callable[[str], None] = print) -> RunOutcome:
     """Check everything that can be checked before spending anything (models, keys, prices, dataset,
     a probe of each model), then journal the run and drive it."""
+    config = scenarios_present(config)
     tally = RetryTally()
     models = build_models(config, tally)
     try:
         prices = model_prices(config, models)
         dataset = resolve_dataset(config, say)
+        check_oracle_readable(config, dataset)
         streams = _plan(config, dataset)
         await probe_models(models.values(), say)
         run_id = _new_run_id()

@@ -92,3 +92,32 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out.startswith("shiftbench 0.")
+
+
+OFFICIAL = Path(__file__).resolve().parents[1] / "fixtures" / "official"
+
+
+@pytest.mark.parametrize("model", ["scripted", "scripted:oracle"])
+def test_scripted_oracle_on_prose_bulletins_is_refused(model: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The export's bulletins are prose: the scripted oracle would score exactly as blind."""
+    journal = tmp_path / "j.sqlite"
+    code = main(["run", "--dataset", str(OFFICIAL), "--models", model, "--methods", "blind,oracle",
+                 "--journal", str(journal), "--display", "none"])
+    assert code == 2
+    line = one_error_line(capsys)
+    assert f"method oracle with model {model}: the bulletins of retail_l1" in line
+    assert "no machine-readable policy block" in line
+    assert not journal.exists()
+
+
+def test_a_dataset_with_fewer_scenarios_runs_those_it_has(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    code = main(["run", "--dataset", str(OFFICIAL), "--models", "scripted:docs", "--methods", "blind",
+                 "--journal", str(journal), "--display", "none"])
+    assert code == 0
+    out = capsys.readouterr().out
+    for name in ("banking_l2", "pitch_l1", "retail_l1"):
+        assert name in out
+    assert "retail_l2" not in out
