@@ -1,6 +1,7 @@
 """Banking adapter: which decision and reason each kind of request gets, and where the amounts tip over.
 
-The banking schema (simulators/domains/banking/__init__.py) decides a request by the first matching rule
+The banking schema (simulators/domains/banking/vocabulary.py, whose conditions, reader and `Verdict`
+this adapter uses rather than restating them) decides a request by the first matching rule
 (deny or escalate with a reason), else approves it. The table here is a list of labelled requests per
 decision family (card transaction, limit increase, outbound transfer): their observable features
 (merchant category and region, verification, standing, payee flags; amount, today's total + amount,
@@ -33,36 +34,34 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from methods.tabular.common import Call, as_int, calls_of, cents, documented_rules, lookups, roundest_between
+from simulators.domains.banking.vocabulary import APPROVE as APPROVE_VERDICT
+from simulators.domains.banking.vocabulary import CONDITIONS as SCHEMA
+from simulators.domains.banking.vocabulary import FEATURES, KIND_BY_PREFIX, REASON_CODES, Verdict, holds, read_rule
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 
 __all__ = ["BankingAdapter", "Rule", "Unit", "best_threshold", "matches"]
 
-KINDS: dict[str, str] = {"TXN": "card_transaction", "LIM": "limit_increase", "TRF": "outbound_transfer"}
-REASONS: tuple[str, ...] = ("corridor_blocked", "verification_required", "over_limit", "daily_cap",
-                            "account_standing", "cap_exceeded", "restricted_payee", "new_payee_review",
-                            "reportable_amount")
-APPROVE = "approve"
+KINDS: dict[str, str] = KIND_BY_PREFIX
+REASONS: tuple[str, ...] = REASON_CODES
+APPROVE = APPROVE_VERDICT.label
 DECISIONS = ("approve_case", "deny_case", "escalate_case", "execute_leg", "decide_batch")
 
-CATEGORICAL: dict[str, tuple[str, ...]] = {
-    "card_transaction": ("category", "region", "verification", "standing"),
-    "limit_increase": ("verification", "standing"),
-    "outbound_transfer": ("verification", "standing", "flags"),
-}
-OVER: dict[str, tuple[str, ...]] = {
-    "card_transaction": ("amount", "ttl"), "limit_increase": ("amount",), "outbound_transfer": ("amount",),
-}
-UNDER: dict[str, tuple[str, ...]] = {
-    "card_transaction": ("tenure",), "limit_increase": ("tenure",), "outbound_transfer": ("tenure", "days"),
-}
-CONDITION: dict[str, str] = {
-    "category": "category_in", "region": "region_in", "verification": "verification_in",
-    "standing": "standing_in", "flags": "payee_flag_in", "amount": "amount_over",
-    "ttl": "today_total_plus_amount_over", "tenure": "tenure_years_under", "days": "payee_added_days_under",
-}
+CONDITION: dict[str, str] = {c.feature: c.name for c in SCHEMA.values() if c.feature != "payee_id"}
+"""Modelled feature -> the schema's condition on it (payee ids are not modelled: a rule naming them is
+kept exactly as documented)."""
 FEATURE = {condition: feature for feature, condition in CONDITION.items()}
-RELAX_ORDER = ("tenure", "days", "ttl", "amount", "standing", "verification", "region", "flags", "category")
+
+
+def _of_shape(shape: str) -> dict[str, tuple[str, ...]]:
+    return {kind: tuple(f for f in features if f in CONDITION and SCHEMA[CONDITION[f]].shape == shape)
+            for kind, features in FEATURES.items()}
+
+
+CATEGORICAL: dict[str, tuple[str, ...]] = _of_shape("one_of")
+OVER: dict[str, tuple[str, ...]] = _of_shape("over")
+UNDER: dict[str, tuple[str, ...]] = _of_shape("under")
+RELAX_ORDER = ("tenure", "payee_age", "total", "amount", "standing", "verification", "region", "flags", "category")
 """The order in which a new rule's conditions are dropped or loosened: incidental ones first."""
 
 MAX_UNITS = 160
@@ -106,14 +105,14 @@ HINTS: dict[str, Hint] = {
                                   lambda w, u: _same("verification", "category")(w, u) and w.amount >= u.amount),
     "over_limit": Hint("card_transaction", "escalate", lambda u: False,
                        lambda w, u: w.category == u.category and w.amount >= u.amount),
-    "daily_cap": Hint("card_transaction", "escalate", lambda u: True, lambda w, u: w.ttl >= u.ttl),
+    "daily_cap": Hint("card_transaction", "escalate", lambda u: True, lambda w, u: w.total >= u.total),
     "account_standing": Hint("limit_increase", "deny", lambda u: u.standing != "good", _same("standing")),
     "cap_exceeded": Hint("limit_increase", "deny", lambda u: True,
                          lambda w, u: w.amount >= u.amount and w.tenure <= u.tenure),
     "restricted_payee": Hint("outbound_transfer", "deny", lambda u: bool(u.flags),
                              lambda w, u: w.flags == u.flags and w.amount >= u.amount),
-    "new_payee_review": Hint("outbound_transfer", "escalate", lambda u: 0 <= u.days < 9_000,
-                             lambda w, u: 0 <= w.days <= u.days and w.amount >= u.amount),
+    "new_payee_review": Hint("outbound_transfer", "escalate", lambda u: 0 <= u.payee_age < 9_000,
+                             lambda w, u: 0 <= w.payee_age <= u.payee_age and w.amount >= u.amount),
     "reportable_amount": Hint("outbound_transfer", "escalate", lambda u: True, lambda w, u: w.amount >= u.amount),
 }
 
@@ -125,7 +124,7 @@ HINTS: dict[str, Hint] = {
 class Unit:
     """One decidable request (a case, one ranked alternative, or one batch line) and its label.
 
-    Money is in cents, tenure and payee age in hundredths; `days` is -1 when there is no payee."""
+    Money is in cents, tenure and payee age in hundredths; `payee_age` is -1 when there is no payee."""
 
     t: int
     kind: str
@@ -135,9 +134,9 @@ class Unit:
     standing: str
     flags: str
     amount: int
-    ttl: int
+    total: int
     tenure: int
-    days: int
+    payee_age: int
     gold: str = ""
     """The decision that scored 100 ("approve", "deny:<reason>", "escalate:<reason>"), "" if unknown."""
     excluded: list[str] = field(default_factory=list)
@@ -147,13 +146,15 @@ class Unit:
 
     def to_json(self) -> JSON:
         return [self.t, self.kind, self.category, self.region, self.verification, self.standing, self.flags,
-                self.amount, self.ttl, self.tenure, self.days, self.gold, sorted(self.excluded), self.hint]
+                self.amount, self.total, self.tenure, self.payee_age, self.gold, sorted(self.excluded), self.hint]
 
     @classmethod
     def from_json(cls, raw: JSON) -> Unit:
-        t, kind, category, region, verification, standing, flags, amount, ttl, tenure, days, gold, excluded, hint = raw
+        t, kind, category, region, verification, standing, flags, amount, total, tenure, payee_age, gold, excluded, \
+            hint = raw
         return cls(int(t), str(kind), str(category), str(region), str(verification), str(standing), str(flags),
-                   int(amount), int(ttl), int(tenure), int(days), str(gold), [str(e) for e in excluded], str(hint))
+                   int(amount), int(total), int(tenure), int(payee_age), str(gold), [str(e) for e in excluded],
+                   str(hint))
 
     def signature(self) -> tuple[str, ...]:
         return self.kind, self.category, self.region, self.verification, self.standing, self.flags
@@ -199,65 +200,61 @@ class Rule:
 
     def to_json(self) -> dict[str, JSON]:
         when: dict[str, JSON] = {}
-        for feature in (*CATEGORICAL[self.kind], "amount", "ttl", "tenure", "days"):
+        for feature in (*CATEGORICAL[self.kind], "amount", "total", "tenure", "payee_age"):
             if feature in self.cats:
                 when[CONDITION[feature]] = sorted(self.cats[feature])
             elif feature in self.over:
                 when[CONDITION[feature]] = self.over[feature] / 100
             elif feature in self.under:
                 when[CONDITION[feature]] = self.under[feature] / 100
-        action, _, reason = self.slot.partition(":")
-        rule: dict[str, JSON] = {"applies_to": self.kind, "order": self.order, "when": when, "action": action,
-                                 "reason": reason}
+        verdict = Verdict.from_label(self.slot)
+        rule: dict[str, JSON] = {"applies_to": self.kind, "order": self.order, "when": when,
+                                 "action": verdict.action, "reason": verdict.reason or ""}
         if not self.enabled:
             rule["enabled"] = False
         return rule
 
 
 def matches(rule: Rule, unit: Unit) -> bool:
+    """The schema's own test (`vocabulary.holds`) on the unit's features; a payee age of -1 is no payee."""
     if not rule.enabled or rule.opaque or rule.kind != unit.kind:
         return False
     for feature, allowed in rule.cats.items():
-        if feature == "flags":
-            if not any(flag in allowed for flag in unit.flags.split("+") if flag):
-                return False
-        elif unit.text(feature) not in allowed:
+        actual: JSON = [f for f in unit.flags.split("+") if f] if feature == "flags" else unit.text(feature)
+        if not holds(SCHEMA[CONDITION[feature]], actual, allowed):
             return False
-    for feature, bound in rule.over.items():
-        if not unit.number(feature) > bound:
-            return False
-    for feature, bound in rule.under.items():
+    for feature, bound in (*rule.over.items(), *rule.under.items()):
         value = unit.number(feature)
-        if value < 0 or not value < bound:
+        if not holds(SCHEMA[CONDITION[feature]], None if feature in UNDER[unit.kind] and value < 0 else value,
+                     bound):
             return False
     return True
 
 
 def _parse_rule(rule_id: str, raw: JSON) -> Rule | None:
-    if not isinstance(raw, dict) or raw.get("applies_to") not in KINDS.values():
+    """A documented rule through the schema's reader (`vocabulary.read_rule`), its conditions split by
+    shape; one this adapter cannot evaluate (disabled, unknown or unmodelled condition, malformed
+    bound) is opaque: kept exactly as documented."""
+    text = read_rule(rule_id, raw)
+    if text is None:
         return None
-    action, reason, when = raw.get("action"), raw.get("reason"), raw.get("when", {})
-    order = raw.get("order", 100)
-    if action not in ("deny", "escalate") or not isinstance(reason, str) or not isinstance(when, dict) \
-            or isinstance(order, bool) or not isinstance(order, int | float):
-        return None
-    kind = str(raw["applies_to"])
     cats: dict[str, frozenset[str]] = {}
     over: dict[str, int] = {}
     under: dict[str, int] = {}
-    opaque = raw.get("enabled", True) is False
-    for condition, value in when.items():
+    opaque = not text.enabled
+    for condition, value in text.when.items():
         feature = FEATURE.get(str(condition))
+        shape = SCHEMA[CONDITION[feature]].shape if feature is not None else ""
         number = cents(value)
-        if feature in ("category", "region", "verification", "standing", "flags") and isinstance(value, list):
-            cats[feature] = frozenset(str(v) for v in value)
-        elif feature in ("amount", "ttl") and number is not None:
-            over[feature] = number
-        elif feature in ("tenure", "days") and number is not None:
-            under[feature] = number
+        if shape == "one_of" and isinstance(value, list):
+            cats[str(feature)] = frozenset(str(v) for v in value)
+        elif shape == "over" and number is not None:
+            over[str(feature)] = number
+        elif shape == "under" and number is not None:
+            under[str(feature)] = number
         else:
             opaque = True
-    return Rule(f"{action}:{reason}", kind, float(order), cats, over, under, rule_id, True, opaque)
+    return Rule(text.verdict.label, text.applies_to, text.order, cats, over, under, rule_id, True, opaque)
 
 
 DRIFT_CONFIRM = 6
@@ -446,7 +443,7 @@ class BankingAdapter:
         documented = self._doc_slots(kind)
         if slot in documented:
             return documented[slot]
-        reason = slot.partition(":")[2]
+        reason = Verdict.from_label(slot).reason or ""
         return float(NEW_ORDER + (REASONS.index(reason) if reason in REASONS else len(REASONS)))
 
     def _candidates(self, unit: Unit) -> list[str]:
@@ -463,7 +460,7 @@ class BankingAdapter:
             ranked.append((-1, 0, 0, unit.hint))
         if any(e != APPROVE for e in unit.excluded):
             ranked.append((0, 0, 0, APPROVE))
-        doc_actions = {rule.slot.partition(":")[2]: rule.slot.partition(":")[0] for rule in self._doc}
+        doc_actions = {v.reason: v.action for v in (Verdict.from_label(rule.slot) for rule in self._doc)}
         for index, rule in enumerate(self._doc):
             # A documented rule whose amount boundary may have moved below this request.
             if rule.kind == unit.kind and not rule.opaque and matches(replace(rule, over={}), unit):
@@ -472,7 +469,7 @@ class BankingAdapter:
         for index, (reason, hint) in enumerate(HINTS.items()):
             if hint.kind != unit.kind:
                 continue
-            slot = f"{doc_actions.get(reason, hint.action)}:{reason}"
+            slot = Verdict(doc_actions.get(reason, hint.action), reason).label
             against = [w.t > unit.t for w in approved if hint.rules_out(w, unit)]
             # Ruled out by a later approval: last. By an earlier one (perhaps before a drift): after the
             # reasons nothing rules out.
@@ -666,7 +663,7 @@ def _contradicts(new: Unit, old: Unit) -> bool:
 def _slot(action: JSON, reason: JSON) -> str:
     if action == APPROVE:
         return APPROVE
-    return f"{action}:{reason}"
+    return Verdict(str(action), str(reason)).label
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -710,7 +707,7 @@ def _read(calls: Sequence[Call]) -> tuple[str, list[tuple[int, dict[str, JSON]]]
         payee = payees.get(str(payee_id), {}) if isinstance(payee_id, str) else {}
         restrictions = payee.get("restrictions", [])
         parts.append((number, {**common, "amount": amount, "has_payee": isinstance(payee_id, str),
-                               "days": part.get("payee_added_days_ago", payee.get("added_days_ago")),
+                               "payee_age": part.get("payee_added_days_ago", payee.get("added_days_ago")),
                                "flags": "+".join(sorted(str(r) for r in restrictions))
                                if isinstance(restrictions, list) else ""}))
     return kind, parts, (decision.name, decision.arguments)
@@ -720,7 +717,7 @@ def _unit(position: int, kind: str, part: tuple[int, dict[str, JSON]]) -> tuple[
     number, f = part
     amount = cents(f["amount"]) or 0
     today = cents(f["today"]) or 0
-    days = cents(f["days"]) if f["has_payee"] else None
+    payee_age = cents(f["payee_age"]) if f["has_payee"] else None
     return number, Unit(position, kind, str(f["category"]), str(f["region"]), str(f["verification"]),
                         str(f["standing"]), str(f["flags"]), amount, today + amount, cents(f["tenure"]) or 0,
-                        days if days is not None else -1)
+                        payee_age if payee_age is not None else -1)

@@ -118,10 +118,10 @@ def test_requests_are_read_from_the_case_its_account_merchant_and_payees() -> No
     }
     adapter.learn(record(7, legs, the_account, ("execute_leg", {"case_id": "TRF-1", "leg": 2}), 1.0, payees=payees))
     first, second = adapter.units["outbound_transfer"]
-    assert (first.amount, first.days, first.flags, first.tenure) == (120_050, 1_200, "", 100)
+    assert (first.amount, first.payee_age, first.flags, first.tenure) == (120_050, 1_200, "", 100)
     assert first.gold == "" and first.excluded == ["approve"]  # alternative 1 could not be approved
-    assert (second.amount, second.days, second.flags, second.gold) == (90_000, 40_000, "watchlist", "approve")
-    assert second.ttl == 90_000 + 25_000
+    assert (second.amount, second.payee_age, second.flags, second.gold) == (90_000, 40_000, "watchlist", "approve")
+    assert second.total == 90_000 + 25_000
 
 
 # ---------------------------------------------------------------------------------------------- learning
@@ -187,7 +187,7 @@ def test_a_documented_rule_the_scores_contradict_is_switched_off() -> None:
 
 def test_rules_render_in_the_banking_schema_and_match_like_the_engine() -> None:
     rule = Rule("escalate:new_payee_review", "outbound_transfer", 20.0, {"flags": frozenset({"watchlist"})},
-                {"amount": 500_000}, {"days": 3_000})
+                {"amount": 500_000}, {"payee_age": 3_000})
     assert rule.to_json() == {"applies_to": "outbound_transfer", "order": 20.0, "action": "escalate",
                               "reason": "new_payee_review",
                               "when": {"payee_flag_in": ["watchlist"], "amount_over": 5000.0,

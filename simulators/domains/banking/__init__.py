@@ -3,10 +3,12 @@
 Scenarios `banking_l1` (numeric boundaries), `banking_l2` (composed boundaries, ranked alternatives
 and payment batches) and `banking_l3` (L2 with reversals). Modules, one job each:
 
-    rules      policy model: rule parsing, conditions, first-match verdict
+    vocabulary kinds, actions, reason codes, the rule schema and its conditions, `Verdict`: the
+               one public module methods import instead of restating them
+    rules      policy model: rules applied to requests, first-match verdict
     records    world tables, id patterns, what a case refers to
     resolve    case forms (single / legs / batch) -> outcome -> the one decision tool call
-    world      one episode's scoped world and its tools
+    world      one episode's world and its tools, with the public reference's semantics
     grader     replay grading
     planner    the scripted agent's next call
     timeline   documented and active policy per tier and window

@@ -187,7 +187,7 @@ def _task_id(build: _Build) -> str:
 def verdict_key(outcome: Outcome) -> str:
     """A short readable label of an outcome, for metadata and reports."""
     if outcome.form == "batch":
-        return "batch:" + "|".join(f"{v.action}:{v.reason}" for _, v in outcome.lines)
+        return "batch:" + "|".join(v.key for _, v in outcome.lines)
     if outcome.leg is not None:
         return f"execute:leg{outcome.leg}"
-    return f"{outcome.verdict.action}:{outcome.verdict.reason}"
+    return outcome.verdict.key

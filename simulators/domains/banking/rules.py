@@ -1,8 +1,9 @@
-"""The banking policy model: rules, the facts a rule reads, and the first-match verdict.
+"""The banking policy model: the facts a rule reads from a request, and the first-match verdict.
 
-A policy is the flat JSON object of a policy block (rule id -> rule; schema in the package
-docstring). Parsing is tolerant on purpose: blocks written by learning methods may be partial or
-malformed, and a rule that cannot be read is skipped rather than failing the episode.
+A policy is the flat JSON object of a policy block (rule id -> rule). Its vocabulary and schema (kinds,
+actions, reason codes, conditions and how each holds, the `Verdict` type) live in `vocabulary`; this
+module applies them to requests. Parsing is tolerant on purpose: blocks written by learning methods may
+be partial or malformed, and a rule that cannot be read is skipped rather than failing the episode.
 """
 
 from __future__ import annotations
@@ -10,59 +11,35 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from simulators.domains.banking.vocabulary import (
+    ACTIONS,
+    APPLIES_TO,
+    APPROVE,
+    REASON_CODES,
+    REFERENCE_REASON_CODES,
+    Verdict,
+    holds,
+    read_rule,
+)
+from simulators.domains.banking.vocabulary import (
+    CONDITIONS as SCHEMA,
+)
 from simulators.protocol import JSON
 
 __all__ = [
     "ACTIONS",
     "APPLIES_TO",
+    "APPROVE",
     "CONDITIONS",
     "REASON_CODES",
     "REFERENCE_REASON_CODES",
     "Request",
     "Rule",
     "Verdict",
-    "APPROVE",
     "effective_rule",
     "first_verdict",
     "parse_rules",
 ]
-
-APPLIES_TO: tuple[str, ...] = ("card_transaction", "limit_increase", "outbound_transfer")
-ACTIONS: tuple[str, ...] = ("deny", "escalate")
-REASON_CODES: tuple[str, ...] = (
-    "corridor_blocked",
-    "verification_required",
-    "over_limit",
-    "daily_cap",
-    "account_standing",
-    "cap_exceeded",
-    "restricted_payee",
-    "new_payee_review",
-    "reportable_amount",
-)
-"""Every code a deny or escalate may cite in the built-in suite. The public export's codes are all
-here, so its gold actions replay unchanged."""
-
-REFERENCE_REASON_CODES: dict[str, tuple[str, ...]] = {
-    "L1": ("corridor_blocked", "verification_required", "over_limit", "account_standing", "cap_exceeded",
-           "restricted_payee", "reportable_amount"),
-    "L2": ("corridor_blocked", "over_limit", "account_standing", "cap_exceeded", "reportable_amount",
-           "daily_cap", "new_payee_review"),
-    "L3": ("corridor_blocked", "over_limit", "daily_cap", "account_standing", "cap_exceeded",
-           "new_payee_review", "reportable_amount"),
-}
-"""The codes each tier of the public export accepts (reference `servelearnbench/domains/banking/
-l1|l2|l3/rules.py`, `REASONS`): seven per tier, and a code outside the tier's list is refused."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    action: str
-    """`approve`, `deny` or `escalate`."""
-    reason: str | None = None
-
-
-APPROVE = Verdict("approve")
 
 
 @dataclass(frozen=True)
@@ -88,59 +65,42 @@ class Rule:
     verdict: Verdict
 
 
-def _as_number(value: JSON) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _in_list(value: JSON, options: JSON) -> bool:
-    return isinstance(options, list) and value in options
-
-
-def _over(actual: float | None, limit: JSON) -> bool:
-    bound = _as_number(limit)
-    return actual is not None and bound is not None and actual > bound
-
-
-def _under(actual: JSON, limit: JSON) -> bool:
-    value, bound = _as_number(actual), _as_number(limit)
-    return value is not None and bound is not None and value < bound
-
-
-def _flagged(request: Request, flags: JSON) -> bool:
+def _flags(request: Request) -> JSON:
     held = request.payee.get("restrictions")
-    return isinstance(flags, list) and isinstance(held, list) and any(f in flags for f in held)
+    return held if isinstance(held, list) else None
 
 
-CONDITIONS: dict[str, Callable[[Request, JSON], bool]] = {
-    "category_in": lambda r, v: _in_list(r.merchant.get("category"), v),
-    "region_in": lambda r, v: _in_list(r.merchant.get("region"), v),
-    "verification_in": lambda r, v: _in_list(r.account.get("verification"), v),
-    "standing_in": lambda r, v: _in_list(r.account.get("standing"), v),
-    "tenure_years_under": lambda r, v: _under(r.account.get("tenure_years"), v),
-    "payee_added_days_under": lambda r, v: _under(r.payee_added_days_ago, v),
-    "payee_flag_in": _flagged,
-    "payee_id_in": lambda r, v: _in_list(r.payee_id, v),
-    "amount_over": lambda r, v: _over(r.amount, v),
-    "today_total_plus_amount_over": lambda r, v: _over(r.today_total + r.amount, v),
+_FEATURE_OF: dict[str, Callable[[Request], JSON]] = {
+    "category": lambda r: r.merchant.get("category"),
+    "region": lambda r: r.merchant.get("region"),
+    "verification": lambda r: r.account.get("verification"),
+    "standing": lambda r: r.account.get("standing"),
+    "flags": _flags,
+    "payee_id": lambda r: r.payee_id,
+    "amount": lambda r: r.amount,
+    "total": lambda r: r.today_total + r.amount,
+    "tenure": lambda r: r.account.get("tenure_years"),
+    "payee_age": lambda r: r.payee_added_days_ago,
 }
+"""Each feature of the vocabulary, read off a request."""
+
+
+def _test(name: str) -> Callable[[Request, JSON], bool]:
+    condition = SCHEMA[name]
+    read = _FEATURE_OF[condition.feature]
+    return lambda request, bound: holds(condition, read(request), bound)
+
+
+CONDITIONS: dict[str, Callable[[Request, JSON], bool]] = {name: _test(name) for name in SCHEMA}
 """Condition name -> test. A rule whose `when` names anything else is skipped: an agent should not
 act on a condition it cannot evaluate."""
 
 
 def _parse_rule(rule_id: str, raw: JSON) -> Rule | None:
-    if not isinstance(raw, dict) or raw.get("enabled", True) is False:
+    text = read_rule(rule_id, raw)
+    if text is None or not text.enabled or text.unknown_conditions:
         return None
-    when = raw.get("when", {})
-    order = _as_number(raw.get("order", 100))
-    action, reason = raw.get("action"), raw.get("reason")
-    if (raw.get("applies_to") not in APPLIES_TO or not isinstance(when, dict) or order is None
-            or action not in ACTIONS or not isinstance(reason, str)):
-        return None
-    if any(name not in CONDITIONS for name in when):
-        return None
-    return Rule(rule_id, str(raw["applies_to"]), order, when, Verdict(str(action), reason))
+    return Rule(rule_id, text.applies_to, text.order, text.when, text.verdict)
 
 
 def parse_rules(policy: Mapping[str, JSON]) -> tuple[Rule, ...]:

@@ -17,7 +17,7 @@ Reference: `servelearnbench/domains/banking/tools.py` (lookups, `_decide`), `l2/
   before they look at their arguments.
 - `leg` and a batch line's `line` are read as `int()` reads them (`"2"` -> 2); a line given twice
   keeps its last entry; every line must be decided.
-- Reason codes: the tier's seven (`rules.REFERENCE_REASON_CODES`) on a dataset in the export's
+- Reason codes: the tier's seven (`vocabulary.REFERENCE_REASON_CODES`) on a dataset in the export's
   schema (its world carries `_episode_view`), the built-in suite's nine otherwise. That is the one
   difference between the two: the built-in suite follows these semantics too.
 - A missing or unexpected argument is Python's TypeError text for the reference's tool class, so
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import orjson
 
 from simulators.domains.banking.records import ENTITY_TABLES, case_ids_in, find_case, public_view
-from simulators.domains.banking.rules import REASON_CODES, REFERENCE_REASON_CODES
+from simulators.domains.banking.vocabulary import REASON_CODES, REFERENCE_REASON_CODES
 from simulators.errors import ToolError
 from simulators.protocol import JSON, ScenarioEnvironment, Task
 from simulators.pycompat import py_int, py_json, signature_error, unhashable_error
