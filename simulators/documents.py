@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from simulators.errors import ToolError
 from simulators.policy_block import FENCE
 from simulators.protocol import JSON
-from simulators.pycompat import unhashable_error
+from simulators.pycompat import signature_error, unhashable_error
 
-__all__ = ["DocumentSection", "read_document", "sections_of", "table_of_contents"]
+__all__ = ["DocumentSection", "argument_error", "is_sectioned", "read_document", "sections_of",
+           "table_of_contents"]
 
 _SLUG_HEADING = re.compile(r"[a-z0-9_-]+")
 
@@ -49,13 +50,24 @@ def read_document(docs: Mapping[str, str], arguments: Mapping[str, JSON], system
     problem = unhashable_error(doc)
     if problem:
         raise ToolError(problem)
-    if _sectioned(docs):
+    if is_sectioned(docs):
         return _read_sectioned(docs, doc, section, system_prompt)
     return _read_whole(docs, str(doc if doc is not None else ""), section)
 
 
-def _sectioned(docs: Mapping[str, str]) -> bool:
+def is_sectioned(docs: Mapping[str, str]) -> bool:
+    """The reference's reader applies: no document carries a machine-readable policy block."""
     return not any(FENCE in text for text in docs.values())
+
+
+def argument_error(docs: Mapping[str, str], arguments: Mapping[str, JSON]) -> str | None:
+    """For sectioned documents, Python's TypeError text when the call does not bind to the reference
+    reader's `invoke(data, doc, section=...)` (class `ReadDocs` for banking, `ReadDocsV2` for retail):
+    the reference checks no schema first, so a missing `doc` or an unknown argument reads like this."""
+    qualname = ("ReadDocs" if all(_keyed(text) for text in docs.values()) else "ReadDocsV2") + ".invoke"
+    if "data" in arguments:
+        return f"{qualname}() got multiple values for keyword argument 'data'"
+    return signature_error(qualname, ("doc",), ("section",), arguments)
 
 
 def _keyed(text: str) -> bool:
@@ -82,6 +94,9 @@ def _read_sectioned(docs: Mapping[str, str], doc: JSON, section: JSON, system_pr
     if keyed:
         if not section:
             return json.dumps(slugs)
+        problem = unhashable_error(section)
+        if problem:
+            raise ToolError(problem)
         found = next((s for s in sections if s.slug == section), None)
         if found is None:
             raise ToolError(f"unknown section (have: {', '.join(slugs)})")

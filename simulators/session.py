@@ -7,9 +7,10 @@ rejected finish) is answered here with an observation the model can act on; noth
 The texts are the public reference's (`servelearnbench/agent.py` `run_turns`, `finish_args_error`;
 `engine/env.py` `Env.step`), since agents learn from them: `not executed: unknown tool 'x'.`, the
 `tool-call budget (50) exhausted` error, `not executed: finish requires 'pitch' (string).`, and
-`{"accepted": true}` for an accepted finish. The reference checks no schema before a domain tool
-runs; a world that answers bad arguments itself (`checks_own_arguments`, the banking world) gets
-them unchecked, any other world's calls are checked against the tool's schema here first.
+`{"accepted": true}` for an accepted finish. The reference checks no schema before a tool runs; a
+world that answers bad arguments itself (`checks_own_arguments`, the banking world) and the reference's
+document reader get them unchecked (a missing argument is Python's TypeError text), any other world's
+calls are checked against the tool's schema here first.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from simulators.documents import read_document
+from simulators.documents import argument_error, is_sectioned, read_document
 from simulators.domain import DomainWorld
 from simulators.errors import ToolError
 from simulators.protocol import JSON, ScenarioEnvironment, ToolCall
@@ -77,10 +78,19 @@ class ToolSession:
         if self.calls_used >= MAX_TOOL_CALLS:
             return ToolOutcome(observation=_BUDGET_SPENT, executed=False)
         self.calls_used += 1
-        problem = None if self._checks_own and call.name != "read_docs" else schema_problem(arguments, schema)
+        problem = self._argument_problem(call.name, arguments, schema)
         if problem:
             return ToolOutcome(observation=f"Error: {problem}", executed=True)
         return ToolOutcome(observation=self._run(call.name, arguments), executed=True)
+
+    def _argument_problem(self, name: str, arguments: Mapping[str, JSON], schema: Mapping[str, JSON]) -> str | None:
+        """What is wrong with the arguments before the tool runs: for the reference's document reader and
+        for worlds that check their own, only what Python itself would refuse; else the schema."""
+        if name == "read_docs" and is_sectioned(self._environment.docs):
+            return argument_error(self._environment.docs, arguments)
+        if self._checks_own and name != "read_docs":
+            return None
+        return schema_problem(arguments, schema)
 
     def _run(self, name: str, arguments: Mapping[str, JSON]) -> str:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -113,11 +114,13 @@ def test_scripted_oracle_on_prose_bulletins_is_refused(model: str, tmp_path: Pat
 
 def test_a_dataset_with_fewer_scenarios_runs_those_it_has(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    some = tmp_path / "some"
+    for name in ("banking_l2", "pitch_l1"):
+        for top in ("data", "environments"):
+            shutil.copytree(OFFICIAL / top / name, some / top / name)
     journal = tmp_path / "j.sqlite"
-    code = main(["run", "--dataset", str(OFFICIAL), "--models", "scripted:docs", "--methods", "blind",
+    code = main(["run", "--dataset", str(some), "--models", "scripted:docs", "--methods", "blind",
                  "--journal", str(journal), "--display", "none"])
     assert code == 0
     out = capsys.readouterr().out
-    for name in ("banking_l2", "pitch_l1", "retail_l1"):
-        assert name in out
-    assert "retail_l2" not in out
+    assert "banking_l2" in out and "pitch_l1" in out and "retail_l1" not in out

@@ -14,8 +14,9 @@ import pytest
 
 from simulators.dataset import load_scenario
 from simulators.errors import ToolError
-from simulators.protocol import ScenarioEnvironment
-from simulators.session import read_document
+from simulators.protocol import Scenario, ScenarioEnvironment, ToolCall
+from simulators.registry import get_domain
+from simulators.session import ToolSession, read_document
 
 OFFICIAL = Path(__file__).resolve().parents[1] / "fixtures" / "official"
 
@@ -80,3 +81,22 @@ def test_banking_errors(banking: ScenarioEnvironment) -> None:
         read(banking, doc="faq")
     with pytest.raises(ToolError, match=r"^unhashable type: 'list'$"):
         read(banking, doc=["policy"])
+
+
+def _session(scenario: Scenario) -> ToolSession:
+    world = get_domain(scenario.domain).new_world(scenario.environment, scenario.serving[0])
+    return ToolSession(scenario.environment, world)
+
+
+@pytest.mark.parametrize(("scenario", "arguments", "observation"), [
+    ("retail_l1", {}, "Error: ReadDocsV2.invoke() missing 1 required positional argument: 'doc'"),
+    ("retail_l1", {"doc": "faq"}, "Error: unknown document (available: policy, workflow)"),
+    ("banking_l2", {"doc": "policy", "page": 2}, "Error: ReadDocs.invoke() got an unexpected keyword argument 'page'"),
+    ("banking_l2", {"doc": "policy", "section": ["limits"]}, "Error: unhashable type: 'list'"),
+])
+def test_arguments_reach_the_reader_unchecked_as_in_the_reference(
+        scenario: str, arguments: dict[str, object], observation: str) -> None:
+    """The reference validates no schema before `ReadDocs.invoke(data=..., **arguments)` (agent.py, env.py)."""
+    loaded = load_scenario(OFFICIAL, scenario)
+    call = ToolCall("c", "read_docs", json.dumps(arguments))
+    assert _session(loaded).execute(call).observation == observation
