@@ -10,10 +10,13 @@ from a script (FIFO) or, when the script is empty, from a responder function:
         await client.respond(request)
         assert mock.requests[1].body["parallel_tool_calls"] is False
 
-Faults: `Failure(status, retry_after=...)` for 429 / 5xx / 4xx; `Reply(stall_after=n)` streams n
-events then goes silent; `Reply(delay_s=...)` answers late, `chunk_delay_s` streams slowly. The default
-responder, `tool_loop()`, answers tool-calling turns generically (a few tool calls, then `finish`,
-with arguments made up from the tools' schemas), so whole episodes can run against it.
+Faults: `Failure(status, retry_after=...)` for 429 / 5xx / 4xx (`body=` for a server's own error
+shape); `Reply(stall_after=n)` streams n events then goes silent, `Reply(end_after=n)` ends the
+stream cleanly after n events; `Reply(delay_s=...)` answers late, `chunk_delay_s` streams slowly,
+`stream_usage=False` ignores `include_usage`. `bench/mock_quirks.py` adds whole server modes
+(llama-cpp-python's behaviours among them). The default responder, `tool_loop()`, answers
+tool-calling turns generically (a few tool calls, then `finish`, with arguments made up from the
+tools' schemas), so whole episodes can run against it.
 
 Use it inside one task (`async with` in the test or benchmark body): its connections live in a task
 group that the context manager opens and closes.
@@ -101,6 +104,11 @@ class Reply:
     chunk_delay_s: float = 0.0
     stall_after: int | None = None
     """Streams this many events, then sends nothing more until the client gives up."""
+    end_after: int | None = None
+    """Streams this many events, then ends the body cleanly: no finish reason, no `[DONE]` (0: an
+    empty 200, as llama-cpp-python sends for a streamed tool call that failed on its side)."""
+    stream_usage: bool = True
+    """OpenAI dialect: False ignores `stream_options.include_usage` (llama-cpp-python does)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,8 @@ class Failure:
     retry_after: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    body: JSON = None
+    """The whole JSON body to send instead of the usual `{"error": ...}` (a server's own error shape)."""
 
 
 Response = Reply | Failure
@@ -217,6 +227,8 @@ class MockProvider:
             if reply.stall_after is not None and sent >= reply.stall_after:
                 await _stall(stream)
                 return False
+            if reply.end_after is not None and sent >= reply.end_after:
+                break
             await stream.send(_chunk(event))
             await anyio.sleep(reply.chunk_delay_s)
         await stream.send(b"0\r\n\r\n")
@@ -325,9 +337,11 @@ def _failure(request: Recorded, failure: Failure) -> bytes:
     headers = dict(failure.headers)
     if failure.retry_after is not None:
         headers["retry-after"] = failure.retry_after
-    if request.dialect == "anthropic":
+    if failure.body is not None:
+        body: JSON = failure.body
+    elif request.dialect == "anthropic":
         kind = _ANTHROPIC_ERROR_TYPES.get(failure.status, "api_error")
-        body: JSON = {"type": "error", "error": {"type": kind, "message": failure.message}}
+        body = {"type": "error", "error": {"type": kind, "message": failure.message}}
     else:
         body = {"error": {"message": failure.message, "type": "mock_error", "code": failure.status}}
     return _http(failure.status, body, headers)
@@ -371,7 +385,7 @@ def _openai_chunks(request: Recorded, reply: Reply, ids: Ids) -> list[JSON]:
     chunks = [chunk([{"index": 0, "delta": delta, "finish_reason": None}]) for delta in deltas]
     finish = "tool_calls" if reply.tool_calls else "stop"
     chunks.append(chunk([{"index": 0, "delta": {}, "finish_reason": finish}]))
-    if (request.body.get("stream_options") or {}).get("include_usage"):
+    if reply.stream_usage and (request.body.get("stream_options") or {}).get("include_usage"):
         chunks.append(chunk([], usage=_openai_usage(reply.usage)))
     return chunks
 

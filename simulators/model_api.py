@@ -36,6 +36,8 @@ class Usage:
     output_tokens: int = 0
     reported_cost_usd: float | None = None
     """The cost the provider reported for this call, when it reports one."""
+    estimated: bool = False
+    """The provider sent no usage: the counts are an estimate from the bytes sent and received."""
 
     def __add__(self, other: Usage) -> Usage:
         reported = None
@@ -47,6 +49,7 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
             self.output_tokens + other.output_tokens,
             reported,
+            self.estimated or other.estimated,
         )
 
 

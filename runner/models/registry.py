@@ -36,6 +36,7 @@ from runner.providers import (
     Secret,
     make_http_client,
 )
+from runner.providers.endpoint import EXTRA_SCOPES
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
@@ -167,8 +168,20 @@ def _named_endpoint(name: str, table: Any) -> Endpoint:
                         tokens_per_minute=table.get("tokens_per_minute"),
                         max_concurrency=int(table.get("max_concurrency", 32)))
     extra = {k: table[k] for k in ("extra_body", "thinking_budget", "stream") if k in table}
+    _check_extra_body(where, extra.get("extra_body"))
     return Endpoint(kind, str(table["model"]), base_url, str(table.get("api_key_env") or KINDS[kind].key_env),
                     limits, extra)
+
+
+def _check_extra_body(where: str, extra_body: Any) -> None:
+    if extra_body is None:
+        return
+    if not isinstance(extra_body, Mapping):
+        raise ShiftbenchInputError(f"{where}: extra_body must be a table of request fields")
+    for scope in EXTRA_SCOPES:
+        if scope in extra_body and not isinstance(extra_body[scope], Mapping):
+            raise ShiftbenchInputError(f"{where}: extra_body.{scope} must be a table ([endpoints.<name>."
+                                       f"extra_body.{scope}]): its fields go on {scope} calls only")
 
 
 def _key(name: str, endpoint: Endpoint) -> Secret:

@@ -22,7 +22,7 @@ import httpx
 import orjson
 
 from runner.errors import ProviderError
-from runner.providers.endpoint import Endpoint, estimate_tokens, merge_extra, model_response
+from runner.providers.endpoint import Endpoint, ExtraBody, estimate_tokens, merge_extra, model_response
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
@@ -64,7 +64,7 @@ class AnthropicClient:
         self._name = name or model
         self._retrier = retrier or Retrier()
         self._thinking_budget = thinking_budget
-        self._extra_body = dict(extra_body or {})
+        self._extra_body = ExtraBody.parse(extra_body)
         headers = {"content-type": "application/json", "anthropic-version": version, **(extra_headers or {})}
         self._endpoint = Endpoint(
             url=base_url.rstrip("/") + "/v1/messages", http=http, secret=secret,
@@ -102,7 +102,10 @@ class AnthropicClient:
         thinking = self._thinking(request.max_output_tokens)
         if thinking is not None:
             body["thinking"] = thinking
-        return merge_extra(body, self._extra_body)
+        merge_extra(body, self._extra_body.for_purpose(request.purpose))
+        if not request.tools:
+            body.pop("tool_choice", None)  # the API rejects tool_choice without tools
+        return body
 
     def _thinking(self, max_tokens: int) -> dict[str, JSON] | None:
         if self._thinking_budget is None:

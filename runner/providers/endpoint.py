@@ -7,6 +7,7 @@ httpx type.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,10 +20,11 @@ from runner.providers.failures import AttemptFailed, check_status, transport_fai
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Outcome
 from runner.providers.secret import HeaderAuth, Secret
-from simulators.model_api import ModelResponse
+from simulators.model_api import ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn
 
-__all__ = ["Endpoint", "Reader", "estimate_tokens", "merge_extra", "model_response"]
+__all__ = ["EXTRA_SCOPES", "Endpoint", "ExtraBody", "Reader", "estimate_tokens", "estimated_usage", "merge_extra",
+           "model_response"]
 
 T = TypeVar("T")
 Reader = Callable[[httpx.Response, Attempt], Awaitable[T]]
@@ -39,6 +41,11 @@ class Endpoint:
     headers: Mapping[str, str] = field(default_factory=dict)
     wall_clock: Callable[[], float] = time.time
     """Epoch seconds, for Retry-After dates and reset instants."""
+    stall_timeout: bool = True
+    """False for non-streamed calls: the server sends nothing until the whole answer is ready, so
+    silence is no stall; the attempt's total timeout (the retry policy's) is what ends it. Giving
+    up early would only queue the retry behind the abandoned request, which the server keeps
+    computing."""
 
     async def send(self, payload: bytes, reserve_tokens: float, attempt: Attempt, read: Reader[T]) -> T:
         attempt.pause_clock()  # queueing for a slot is not the provider being slow
@@ -57,7 +64,7 @@ class Endpoint:
     async def _exchange(self, payload: bytes, attempt: Attempt, read: Reader[T]) -> T:
         try:
             async with self.http.stream("POST", self.url, content=payload, headers=self.headers,
-                                        auth=self.auth) as response:
+                                        auth=self.auth, timeout=self._timeout()) as response:
                 self.limiter.observe(response.headers)
                 await check_status(response, self.secret, self.wall_clock())
                 return await read(response, attempt)
@@ -65,9 +72,61 @@ class Endpoint:
             raise transport_failure(exc, self.secret) from exc
 
 
+    def _timeout(self) -> httpx.Timeout:
+        timeout = self.http.timeout
+        if self.stall_timeout:
+            return timeout
+        return httpx.Timeout(connect=timeout.connect, read=None, write=timeout.write, pool=timeout.pool)
+
+
+BYTES_PER_TOKEN = 4
+"""The tokenizer-free rule of thumb (English text and JSON run at 3-5 bytes a token)."""
+
+
 def estimate_tokens(payload: bytes, max_output_tokens: int) -> float:
     """A call's worst case for the tokens-per-minute bucket: ~4 bytes a prompt token, plus max output."""
-    return len(payload) / 4 + max_output_tokens
+    return len(payload) / BYTES_PER_TOKEN + max_output_tokens
+
+
+def estimated_usage(payload: bytes, turn: AssistantTurn, max_output_tokens: int) -> Usage:
+    """The usage of a call whose reply carried none (llama-cpp-python ignores `include_usage` when
+    streaming): ~4 bytes a token of the request sent and of the reply read, marked `estimated`.
+    Never 0 tokens, and never more output than the call allowed, so the call's reservation (which
+    counts every prompt byte as a token) still covers it."""
+    received = len(turn.text.encode()) + len(turn.reasoning.encode())
+    received += sum(len(c.name.encode()) + len(c.arguments.encode()) for c in turn.tool_calls)
+    output = min(max(1, math.ceil(received / BYTES_PER_TOKEN)), max(1, max_output_tokens))
+    return Usage(input_tokens=max(1, math.ceil(len(payload) / BYTES_PER_TOKEN)), output_tokens=output,
+                 estimated=True)
+
+
+EXTRA_SCOPES = ("agent", "judge", "method", "probe")
+
+
+@dataclass(frozen=True)
+class ExtraBody:
+    """A sweep file's `extra_body`, per call purpose.
+
+    Its plain fields go on the calls that do the benchmark's work (agent, and judge when the model
+    judges); a sub-table `agent`, `judge`, `method` or `probe` adds fields for those calls only. So a
+    `tool_choice` meant for the agent never reaches a method's reflection call or the probe, which
+    carry no tools (a strict server rejects `tool_choice` without `tools`)."""
+
+    fields: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, extra: Mapping[str, JSON] | None) -> ExtraBody:
+        extra = extra or {}
+        plain = {k: v for k, v in extra.items() if k not in EXTRA_SCOPES}
+        fields: dict[str, dict[str, JSON]] = {}
+        for scope in EXTRA_SCOPES:
+            scoped = extra.get(scope)
+            base = plain if scope in ("agent", "judge") else {}
+            fields[scope] = {**base, **(scoped if isinstance(scoped, Mapping) else {})}
+        return cls(fields)
+
+    def for_purpose(self, purpose: str) -> Mapping[str, JSON]:
+        return self.fields.get(purpose, {})
 
 
 def merge_extra(body: dict[str, JSON], extra: Mapping[str, JSON]) -> dict[str, JSON]:

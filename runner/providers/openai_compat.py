@@ -3,7 +3,11 @@
 Request: the system prompt as the first message, the tools as given (OpenAI function format) with
 `parallel_tool_calls: false` (the agent makes one call per turn), assistant turns with `tool_calls`,
 tool results as `role: tool` messages with their `tool_call_id`; streamed with
-`stream_options.include_usage` so the last chunk carries the usage.
+`stream_options.include_usage` so the last chunk carries the usage. Bodies keep to what the widest
+set of servers accepts: an assistant turn's `content` is always a string (`""` with tool calls;
+llama-cpp-python rejects `null`), and `tool_choice` / `parallel_tool_calls` go only with `tools`.
+`extra_body` is scoped by call purpose (`ExtraBody`). A non-streamed call has no stall timeout:
+the server is silent until its answer is whole, so only the attempt's total timeout ends it.
 
 Reasoning arrives as `reasoning_content` (vLLM, DeepSeek, Fireworks) or `reasoning` (OpenRouter,
 Together, Ollama, newer vLLM) deltas, and on OpenRouter also as structured `reasoning_details` (with
@@ -13,7 +17,8 @@ name it arrived in. `provider_state` keeps the field name and the details.
 
 Usage: `input_tokens` counts every prompt token (OpenAI's `prompt_tokens` already includes cached
 ones); `prompt_tokens_details.cached_tokens` are the cache hits; OpenRouter's `usage.cost` is the
-reported cost.
+reported cost. A reply without usage (llama-cpp-python ignores `include_usage` when streaming) is
+counted from the bytes sent and received and marked `estimated`, never as 0 tokens.
 """
 
 from __future__ import annotations
@@ -26,7 +31,14 @@ import httpx
 import orjson
 
 from runner.errors import ProviderError
-from runner.providers.endpoint import Endpoint, estimate_tokens, merge_extra, model_response
+from runner.providers.endpoint import (
+    Endpoint,
+    ExtraBody,
+    estimate_tokens,
+    estimated_usage,
+    merge_extra,
+    model_response,
+)
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
@@ -40,6 +52,7 @@ __all__ = ["OpenAICompatClient", "parse_usage"]
 STATE_KEY = "openai_compat"
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 _CONCATENATED_DETAIL_FIELDS = ("text", "summary", "data", "signature")
+_NEEDS_TOOLS = ("tool_choice", "parallel_tool_calls")
 
 
 class OpenAICompatClient:
@@ -63,7 +76,8 @@ class OpenAICompatClient:
         """`max_tokens_field`: "max_completion_tokens" for OpenAI's reasoning models. `echo_reasoning`:
         False for servers that reject reasoning in the history. `extra_body`: e.g. OpenRouter's
         `reasoning` or `provider` settings, sampling parameters; a None value removes a field
-        (`{"parallel_tool_calls": None}` for a server that rejects it)."""
+        (`{"parallel_tool_calls": None}` for a server that rejects it); sub-tables `agent`, `judge`,
+        `method`, `probe` scope fields to those calls (`ExtraBody`)."""
         secret = api_key if isinstance(api_key, Secret) else Secret(api_key)
         self.model = model
         self._name = name or model
@@ -71,11 +85,12 @@ class OpenAICompatClient:
         self._stream = stream
         self._max_tokens_field = max_tokens_field
         self._echo_reasoning = echo_reasoning
-        self._extra_body = dict(extra_body or {})
+        self._extra_body = ExtraBody.parse(extra_body)
         self._endpoint = Endpoint(
             url=base_url.rstrip("/") + "/chat/completions", http=http, secret=secret,
             auth=HeaderAuth("authorization", secret, prefix="Bearer "), limiter=limiter or RateLimiter(),
             headers={"content-type": "application/json", **(extra_headers or {})}, wall_clock=wall_clock,
+            stall_timeout=stream,
         )
 
     @property
@@ -86,10 +101,22 @@ class OpenAICompatClient:
         return f"OpenAICompatClient({self.model!r}, url={self._endpoint.url!r})"
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
-        payload = orjson.dumps(self.body(request))
-        reserve = estimate_tokens(payload, request.max_output_tokens)
+        return await self.send_body(self.body(request), request.max_output_tokens)
+
+    async def send_body(self, body: Mapping[str, JSON], max_output_tokens: int) -> ModelResponse:
+        """Send a body as built by `body()` (or changed from it, as `probe --full` does to test a server)."""
+        payload = orjson.dumps(body)
+        reserve = estimate_tokens(payload, max_output_tokens)
         read = self._read_stream if self._stream else self._read_json
-        outcome = await self._retrier.call(lambda attempt: self._endpoint.send(payload, reserve, attempt, read))
+
+        async def read_counted(response: httpx.Response, attempt: Attempt) -> AssistantTurn:
+            turn = await read(response, attempt)
+            if attempt.usage == Usage():
+                attempt.usage = estimated_usage(payload, turn, max_output_tokens)
+            return turn
+
+        outcome = await self._retrier.call(
+            lambda attempt: self._endpoint.send(payload, reserve, attempt, read_counted))
         return model_response(outcome)
 
     def body(self, request: ModelRequest) -> dict[str, JSON]:
@@ -105,18 +132,21 @@ class OpenAICompatClient:
         if request.tools:
             body["tools"] = list(request.tools)
             body["parallel_tool_calls"] = False
-        return merge_extra(body, self._extra_body)
+        merge_extra(body, self._extra_body.for_purpose(request.purpose))
+        if not request.tools:
+            for key in _NEEDS_TOOLS:
+                body.pop(key, None)
+        return body
 
     def _message(self, message: Message) -> dict[str, JSON]:
         if message.role == "tool":
             return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
         if message.role == "user":
             return {"role": "user", "content": message.content}
-        out: dict[str, JSON] = {"role": "assistant", "content": message.content or None}
+        # "" and never null: OpenAI allows null beside tool calls, but llama-cpp-python rejects it.
+        out: dict[str, JSON] = {"role": "assistant", "content": message.content or ""}
         if message.tool_calls:
             out["tool_calls"] = [_tool_call(c) for c in message.tool_calls]
-        elif out["content"] is None:
-            out["content"] = ""
         if self._echo_reasoning:
             out.update(_reasoning_echo(message))
         return out
