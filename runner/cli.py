@@ -32,9 +32,11 @@ from runner.data_commands import run_check_gold, run_fetch, run_replay
 from runner.evidence.commands import compare_command, gate_command, verify_command
 from runner.evidence.plan_commands import follow_plan, lock_command
 from runner.files import write_atomically
+from runner.models.compat import CONTEXT_PROBE_TOKENS, check_compatibility, render_compatibility, sweep_settings
 from runner.models.probe import probe_models
-from runner.models.registry import build_models, close_models
+from runner.models.registry import ModelEntry, build_models, close_models, endpoint_of
 from runner.optional import load_extra
+from runner.providers import OpenAICompatClient
 from runner.report import build_report, render_csv, render_json, render_markdown, render_text
 from runner.runs import list_runs, render_runs_json, render_runs_text
 from runner.sweep import code_version, default_journal, resume_sweep, start_sweep
@@ -49,6 +51,16 @@ __all__ = ["main"]
 FAILED_SHOWN_PER_SETTING = 5
 """Failed episodes printed in full per setting in the HTML report; the rest are counted and `show` prints them."""
 EXIT_BY_STATUS = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "failed": 1}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -94,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     probe = commands.add_parser("probe", help="send one tiny request to each model (checks endpoint and key)")
     probe.add_argument("models", nargs="+")
     probe.add_argument("--config", type=Path, help="a sweep file, for its named endpoints")
+    probe.add_argument("--full", action="store_true",
+                       help="check what an OpenAI-compatible server supports (tool calls streamed or not, usage, "
+                            "tool results, content null, context length) and print the sweep-file settings")
+    probe.add_argument("--context-tokens", type=_positive, default=CONTEXT_PROBE_TOKENS,
+                       help=f"size of --full's long-context request (default {CONTEXT_PROBE_TOKENS:,})")
     _add_data(commands.add_parser("data", help="build or check a dataset"))
     add_workbench_commands(commands, _add_journal)
     return parser
@@ -289,19 +306,36 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 def _cmd_probe(args: argparse.Namespace) -> int:
     config = load_config_file(args.config) if args.config else SweepConfig()
     config = replace(config, models=tuple(args.models), allow_unpriced=True).validate("flags")
-    _async(_probe, config)
+    _async(_probe, config, args.full, args.context_tokens)
     return 0
 
 
-async def _probe(config: SweepConfig) -> None:
+async def _probe(config: SweepConfig, full: bool, context_tokens: int) -> None:
     models = build_models(config)
     for entry in models.values():
         if entry.offline:
             print(f"Probe: {entry.name} is in-process, nothing to reach.")
     try:
         await probe_models(models.values(), print)
+        if full:
+            for entry in models.values():
+                await _full_probe(config, entry, context_tokens)
     finally:
         await close_models(models)
+
+
+async def _full_probe(config: SweepConfig, entry: ModelEntry, context_tokens: int) -> None:
+    if entry.offline:
+        return
+    if not isinstance(entry.probe, OpenAICompatClient):
+        print(f"Probe --full: {entry.name} speaks Anthropic Messages, whose tool calls, usage and limits are "
+              "documented; the full check is for OpenAI-compatible servers.")
+        return
+    found = await check_compatibility(entry.probe, context_tokens)
+    endpoint = endpoint_of(entry.name, config.endpoints)
+    print("\n" + render_compatibility(found))
+    print("\nSweep file settings for it:\n")
+    print(sweep_settings(entry.name, endpoint.kind, endpoint.model, endpoint.base_url, found))
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:

@@ -40,7 +40,8 @@ from runner.providers.endpoint import EXTRA_SCOPES
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
-__all__ = ["KINDS", "ModelEntry", "RetryTally", "build_model", "build_models", "close_models", "model_prices"]
+__all__ = ["KINDS", "Endpoint", "ModelEntry", "RetryTally", "build_model", "build_models", "close_models",
+           "endpoint_of", "model_prices"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,11 @@ def build_model(name: str, endpoints: Mapping[str, Any] | None = None, tally: Re
     probe = _client(name, endpoint, key, http, limiter, Retrier(PROBE_POLICY))
     return ModelEntry(name, client, offline=False, max_attempts=policy.max_attempts,
                       key_hint=f"${endpoint.key_env}", http=http, probe=probe)
+
+
+def endpoint_of(name: str, endpoints: Mapping[str, Any] | None = None) -> Endpoint:
+    """Where a model name points: kind, provider model id, base URL (for `probe --full`'s settings)."""
+    return _endpoint(name, endpoints or {})
 
 
 def _endpoint(name: str, endpoints: Mapping[str, Any]) -> Endpoint:

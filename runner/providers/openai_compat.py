@@ -23,6 +23,8 @@ counted from the bytes sent and received and marked `estimated`, never as 0 toke
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -85,6 +87,7 @@ class OpenAICompatClient:
         self._stream = stream
         self._max_tokens_field = max_tokens_field
         self._echo_reasoning = echo_reasoning
+        self._extra_fields = dict(extra_body or {})
         self._extra_body = ExtraBody.parse(extra_body)
         self._endpoint = Endpoint(
             url=base_url.rstrip("/") + "/chat/completions", http=http, secret=secret,
@@ -99,6 +102,27 @@ class OpenAICompatClient:
 
     def __repr__(self) -> str:
         return f"OpenAICompatClient({self.model!r}, url={self._endpoint.url!r})"
+
+    @property
+    def base_url(self) -> str:
+        return self._endpoint.url.removesuffix("/chat/completions")
+
+    @property
+    def streams(self) -> bool:
+        return self._stream
+
+    def variant(self, *, stream: bool | None = None, extra_body: Mapping[str, JSON] | None = None
+                ) -> OpenAICompatClient:
+        """The same endpoint (connection pool, rate limiter, key, retries), streamed or not and with
+        more `extra_body` fields: how `probe --full` tries the settings a sweep file can choose."""
+        clone = copy.copy(self)
+        if stream is not None:
+            clone._stream = stream
+            clone._endpoint = dataclasses.replace(self._endpoint, stall_timeout=stream)
+        if extra_body:
+            clone._extra_fields = {**self._extra_fields, **extra_body}
+            clone._extra_body = ExtraBody.parse(clone._extra_fields)
+        return clone
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
         return await self.send_body(self.body(request), request.max_output_tokens)

@@ -1,0 +1,242 @@
+"""`shiftbench probe MODEL --full`: what an OpenAI-compatible server supports, and the sweep-file
+settings that make a run work on it.
+
+Local servers differ in ways a run only finds out hours in (issue 9: llama-cpp-python returns tool
+calls only non-streamed and only with `tool_choice: "auto"`, sends no usage when streaming, drops
+tool results from its chat template, rejects `"content": null`). So the check asks, through the same
+client a run uses (short retry policy, `purpose` agent so agent-scoped `extra_body` applies):
+
+    1  a tool-calling request, not streamed       (again with tool_choice "auto" when no call came)
+    2  the same request, streamed                 (with whatever 1 needed)
+    3  a plain request, streamed, asking for usage
+    4  a follow-up with a short tool result, then one with a long result: if the template keeps tool
+       results, the prompt grows by about the result's size (read from the server's own usage)
+    5  the follow-up with the assistant's `content: null` (shiftbench always sends "")
+    6  a long prompt (~N tokens by the 4-bytes rule): accepted, or the context limit from its error
+
+Each check is one `Finding`; `sweep_settings` turns them into the TOML to paste.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from runner.errors import InfrastructureError
+from runner.providers import OpenAICompatClient
+from simulators.model_api import ModelRequest, ModelResponse
+from simulators.protocol import JSON, Message, ToolCall
+
+__all__ = ["CONTEXT_PROBE_TOKENS", "Compatibility", "Finding", "check_compatibility", "context_limit",
+           "render_compatibility", "sweep_settings"]
+
+CONTEXT_PROBE_TOKENS = 32_768
+ANSWER_TOKENS = 128
+"""Enough for one small tool call; keeps the check fast on a CPU-only server."""
+
+WEATHER_TOOL: dict[str, JSON] = {"type": "function", "function": {
+    "name": "get_weather", "description": "Get the current weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+SYSTEM = "You are a weather assistant. Answer every question by calling the get_weather tool."
+QUESTION = "What is the weather in Paris right now?"
+SHORT_RESULT = "Paris: 18 C, light rain."
+_FILLER = "The quick brown fox jumps over the lazy dog. "
+LONG_RESULT = SHORT_RESULT + " Station log: " + _FILLER * 50
+_CONTEXT_PATTERNS = (r"maximum context length is (\d+)", r"context size \((\d+) tokens\)",
+                     r"context window of (\d+)", r"n_ctx[\"']?\s*[:=]\s*(\d+)", r"context length of (\d+)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    supported: bool | None
+    """None: the check could not tell (e.g. no usage to compare)."""
+    detail: str
+
+
+@dataclass
+class Compatibility:
+    model: str
+    findings: dict[str, Finding] = field(default_factory=dict)
+    needs_tool_choice_auto: bool = False
+    context_tokens: int | None = None
+    """The server's context limit, when its overflow error names it."""
+
+    def supports(self, capability: str) -> bool | None:
+        finding = self.findings.get(capability)
+        return None if finding is None else finding.supported
+
+
+CAPABILITIES = ("tool calls, not streamed", "tool calls, streamed", "usage when streamed",
+                "tool results visible", "content: null accepted", "context length")
+
+
+async def check_compatibility(client: OpenAICompatClient, context_probe_tokens: int = CONTEXT_PROBE_TOKENS
+                              ) -> Compatibility:
+    found = Compatibility(client.name)
+    plain = client.variant(stream=False)
+    auto = {"tool_choice": "auto"}
+    calls = await _tool_call(plain)
+    if not calls.supported:
+        retried = await _tool_call(plain.variant(extra_body=auto))
+        if retried.supported:
+            found.needs_tool_choice_auto = True
+            calls = Finding(True, "only with tool_choice \"auto\"")
+    found.findings["tool calls, not streamed"] = calls
+    tool_client = plain.variant(extra_body=auto) if found.needs_tool_choice_auto else plain
+    found.findings["tool calls, streamed"] = await _tool_call(tool_client.variant(stream=True))
+    found.findings["usage when streamed"] = await _streamed_usage(client.variant(stream=True))
+    found.findings["tool results visible"] = await _tool_results_visible(tool_client)
+    found.findings["content: null accepted"] = await _null_content(tool_client)
+    found.findings["context length"], found.context_tokens = await _context(plain, context_probe_tokens)
+    return found
+
+
+async def _attempt(call: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse | InfrastructureError:
+    try:
+        return await call()
+    except InfrastructureError as exc:
+        return exc
+
+
+def _failed(exc: InfrastructureError) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:160]}"
+
+
+async def _tool_call(client: OpenAICompatClient) -> Finding:
+    request = ModelRequest(system=SYSTEM, messages=(Message("user", QUESTION),), tools=(WEATHER_TOOL,),
+                           max_output_tokens=ANSWER_TOKENS)
+    answer = await _attempt(lambda: client.respond(request))
+    if isinstance(answer, InfrastructureError):
+        return Finding(False, _failed(answer))
+    if not answer.turn.tool_calls:
+        return Finding(False, f"answered with text, no tool call: {answer.turn.text[:60]!r}")
+    call = answer.turn.tool_calls[0]
+    return Finding(True, f"{call.name}({call.arguments[:60]})")
+
+
+async def _streamed_usage(client: OpenAICompatClient) -> Finding:
+    request = ModelRequest(system="Reply with one word.", messages=(Message("user", "Say ok."),),
+                           max_output_tokens=8)
+    answer = await _attempt(lambda: client.respond(request))
+    if isinstance(answer, InfrastructureError):
+        return Finding(None, _failed(answer))
+    usage = answer.usage
+    if usage.estimated:
+        return Finding(False, "no usage in the stream: tokens would be estimated from bytes")
+    return Finding(True, f"{usage.input_tokens} in, {usage.output_tokens} out")
+
+
+def _follow_up(result: str, content: str = "") -> ModelRequest:
+    call = ToolCall("call_probe_1", "get_weather", '{"city": "Paris"}')
+    messages = (Message("user", QUESTION), Message("assistant", content, tool_calls=(call,)),
+                Message("tool", result, tool_call_id=call.id))
+    return ModelRequest(system=SYSTEM, messages=messages, tools=(WEATHER_TOOL,), max_output_tokens=ANSWER_TOKENS)
+
+
+async def _tool_results_visible(client: OpenAICompatClient) -> Finding:
+    short = await _attempt(lambda: client.respond(_follow_up(SHORT_RESULT)))
+    long = await _attempt(lambda: client.respond(_follow_up(LONG_RESULT)))
+    for answer in (short, long):
+        if isinstance(answer, InfrastructureError):
+            return Finding(None, _failed(answer))
+    assert isinstance(short, ModelResponse) and isinstance(long, ModelResponse)
+    if short.usage.estimated or long.usage.estimated:
+        return Finding(None, "no usage reported, nothing to compare")
+    grew = long.usage.input_tokens - short.usage.input_tokens
+    added = len(LONG_RESULT.encode()) - len(SHORT_RESULT.encode())
+    # At least one token per 8 bytes of the added text: real tokenizers run at 3-5 bytes a token.
+    if grew >= added / 8:
+        return Finding(True, f"a {added}-byte longer result added {grew} prompt tokens")
+    return Finding(False, f"a {added}-byte longer result added {grew} prompt tokens: the chat template "
+                          "drops tool results")
+
+
+async def _null_content(client: OpenAICompatClient) -> Finding:
+    request = _follow_up(SHORT_RESULT)
+    body = client.body(request)
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            message["content"] = None
+    answer = await _attempt(lambda: client.send_body(body, request.max_output_tokens))
+    if isinstance(answer, InfrastructureError):
+        return Finding(False, f"{_failed(answer)} (shiftbench sends \"\", which works)")
+    return Finding(True, "accepted (shiftbench sends \"\" anyway)")
+
+
+async def _context(client: OpenAICompatClient, tokens: int) -> tuple[Finding, int | None]:
+    filler = _FILLER * max(1, tokens * 4 // len(_FILLER))
+    request = ModelRequest(system="Reply with one word.", messages=(Message("user", filler + "\nSay ok."),),
+                           max_output_tokens=8)
+    answer = await _attempt(lambda: client.respond(request))
+    if isinstance(answer, InfrastructureError):
+        limit = context_limit(str(answer))
+        if limit is None:
+            return Finding(None, f"a ~{tokens:,}-token prompt failed: {_failed(answer)}"), None
+        return Finding(False, f"{limit:,} tokens (a ~{tokens:,}-token prompt was refused)"), limit
+    counted = "estimated" if answer.usage.estimated else "counted by the server"
+    return Finding(True, f"at least {answer.usage.input_tokens:,} tokens ({counted})"), None
+
+
+def context_limit(message: str) -> int | None:
+    """The context size a server's overflow error names (OpenAI, vLLM, llama.cpp, llama-cpp-python)."""
+    for pattern in _CONTEXT_PATTERNS:
+        match = re.search(pattern, message)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _mark(supported: bool | None) -> str:
+    return {True: "yes", False: "no", None: "?"}[supported]
+
+
+def render_compatibility(found: Compatibility) -> str:
+    width = max(len(c) for c in CAPABILITIES)
+    lines = [f"Compatibility of {found.model}:"]
+    for capability in CAPABILITIES:
+        finding = found.findings.get(capability, Finding(None, "not checked"))
+        mark = "max" if capability == "context length" and found.context_tokens else _mark(finding.supported)
+        lines.append(f"  {capability:<{width}}  {mark:<3}  {finding.detail}")
+    return "\n".join(lines)
+
+
+def sweep_settings(name: str, kind: str, model: str, base_url: str, found: Compatibility) -> str:
+    """The sweep-file endpoint to use, with a comment on each choice and warnings for what no setting fixes."""
+    lines = [f"[endpoints.{_key(name)}]", f'kind = "{kind}"', f'model = "{model}"', f'base_url = "{base_url}"']
+    streamed_calls = found.supports("tool calls, streamed")
+    plain_calls = found.supports("tool calls, not streamed")
+    if plain_calls and not streamed_calls:
+        lines.append("stream = false                 # tool calls come only in non-streamed replies")
+    elif streamed_calls and found.supports("usage when streamed") is False and plain_calls:
+        lines.append("stream = false                 # the stream carries no usage; non-streamed replies do")
+    if found.context_tokens:
+        per_call = min(4096, max(256, found.context_tokens // 4))
+        lines.append(f"# context {found.context_tokens:,} tokens: keep the output cap per call small, "
+                     f"e.g. {per_call:,} tokens")
+    if found.needs_tool_choice_auto:
+        lines += ["", f"[endpoints.{_key(name)}.extra_body.agent]",
+                  'tool_choice = "auto"           # tool calls come only when asked for explicitly']
+    warnings = _warnings(found)
+    return "\n".join(lines + ([""] + warnings if warnings else []))
+
+
+def _warnings(found: Compatibility) -> list[str]:
+    warnings = []
+    if found.supports("tool calls, not streamed") is False and found.supports("tool calls, streamed") is False:
+        warnings.append("# WARNING: no tool call came back in any mode: episodes will end at the turn limit.")
+    if found.supports("tool results visible") is False:
+        warnings.append("# WARNING: the server's chat template drops tool results: the agent never sees what "
+                        "its tools return (llama.cpp: start llama-server with --jinja).")
+    if found.supports("usage when streamed") is False:
+        warnings.append("# note: streamed replies carry no usage; shiftbench estimates their tokens from bytes "
+                        "and marks them `estimated` in the journal and report.")
+    return warnings
+
+
+def _key(name: str) -> str:
+    """A TOML bare key made from a model name (`openai-compatible:m@http://...` -> `m`)."""
+    base = name.split(":", 1)[-1].split("@", 1)[0]
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", base).strip("-") or "local"

@@ -1,0 +1,70 @@
+"""`shiftbench probe --full` against the loopback mock in each of its server modes: it reports the
+capabilities the mock was given, and the sweep-file settings follow from them."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from bench.mock_provider import serve_mock
+from bench.mock_quirks import MODES, with_quirks
+from runner.cli import main
+from runner.models.compat import check_compatibility, context_limit, render_compatibility, sweep_settings
+from runner.providers import make_http_client
+from tests.runner.providers.support import openai_client
+
+NAMES = ("tool calls, not streamed", "tool calls, streamed", "usage when streamed", "tool results visible",
+         "content: null accepted", "context length")
+EXPECTED = {
+    #                    calls  streamed usage  visible null   context accepted, limit
+    "compliant":        (True, True, True, True, True, True, None),
+    "strict":           (True, True, True, True, True, False, 32_768),
+    "llama.cpp":        (True, True, True, True, True, False, 8_192),
+    "llama-cpp-python": (True, False, False, False, False, False, 2_048),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(EXPECTED))
+async def test_probe_full_reports_the_capabilities_the_mock_was_given(mode: str) -> None:
+    async with serve_mock(with_quirks(MODES[mode])) as mock, make_http_client() as http:
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=40_000)
+    *supported, limit = EXPECTED[mode]
+    assert [found.supports(name) for name in NAMES] == supported, render_compatibility(found)
+    assert found.context_tokens == limit
+    assert found.needs_tool_choice_auto == MODES[mode].tool_calls_need_auto
+
+
+async def test_settings_for_llama_cpp_python_turn_streaming_off_and_ask_for_tool_calls() -> None:
+    async with serve_mock(with_quirks(MODES["llama-cpp-python"])) as mock, make_http_client() as http:
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=4_096)
+    toml = sweep_settings("local", "openai-compatible", "smol", mock.base_url + "/v1", found)
+    assert "stream = false" in toml
+    assert "[endpoints.local.extra_body.agent]" in toml and 'tool_choice = "auto"' in toml
+    assert "drops tool results" in toml
+
+
+async def test_settings_for_a_compliant_server_change_nothing() -> None:
+    async with serve_mock(with_quirks(MODES["compliant"])) as mock, make_http_client() as http:
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=1_024)
+    toml = sweep_settings("local", "openai-compatible", "m", mock.base_url + "/v1", found)
+    assert "stream" not in toml and "extra_body" not in toml and "WARNING" not in toml
+
+
+@pytest.mark.parametrize(("message", "limit"), [
+    ("HTTP 400: This model's maximum context length is 32768 tokens. However, you requested 40000", 32768),
+    ("HTTP 400: request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it", 8192),
+    ("HTTP 400: Requested tokens (3000) exceed context window of 2048", 2048),
+    ("HTTP 400: something else", None),
+])
+def test_the_context_limit_is_read_from_each_servers_wording(message: str, limit: int | None) -> None:
+    assert context_limit(message) == limit
+
+
+async def test_the_command_prints_the_table_and_the_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    async with serve_mock(with_quirks(MODES["llama-cpp-python"])) as mock:
+        argv = ["probe", f"openai-compatible:smol@{mock.base_url}/v1", "--full", "--context-tokens", "4096"]
+        code = await anyio.to_thread.run_sync(main, argv)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "tool calls, streamed" in out and "[endpoints.smol]" in out and "stream = false" in out
+    assert f'base_url = "{mock.base_url}/v1"' in out
