@@ -25,7 +25,6 @@ import glob
 import os
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -40,6 +39,7 @@ import anyio
 import httpx
 
 from bench.usage_tap import UsageTap, usage_tap
+from runner.journal import EpisodeEnd, read_only
 
 __all__ = ["main"]
 
@@ -187,17 +187,17 @@ def settings_from(probe_output: str) -> str:
 # ---- the figures ------------------------------------------------------------------------------------
 
 
-def journal_figures(journal: Path) -> tuple[dict[str, int], list[tuple[str, str, int, int, float]]]:
-    with sqlite3.connect(journal) as db:
-        calls = db.execute("SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), "
-                           "coalesce(sum(attempts), 0), coalesce(sum(status != 'ok'), 0) FROM model_calls "
-                           "WHERE from_cache = 0").fetchone()
-        episodes = db.execute("SELECT u.scenario, e.end_reason, e.turns, e.tool_calls, e.reward "
-                              "FROM episodes e JOIN units u USING (run_id, unit_id) ORDER BY u.rowid").fetchall()
-        runs = db.execute("SELECT status, stop_reason FROM runs").fetchall()
-    figures = {"calls": calls[0], "input_tokens": calls[1], "output_tokens": calls[2], "attempts": calls[3],
-               "failed_calls": calls[4]}
-    say(f"runs: {runs}")
+async def journal_figures(journal: Path) -> tuple[dict[str, int], list[EpisodeEnd]]:
+    async with read_only(journal) as reader:
+        run = (await reader.runs())[0]
+        usage = await reader.call_usage(run.run_id)
+        calls = await reader.model_call_count(run.run_id)
+        episodes = await reader.episode_ends(run.run_id)
+    say(f"run {run.run_id}: {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
+    figures = {"calls": calls, "input_tokens": sum(u.input_tokens for u in usage),
+               "output_tokens": sum(u.output_tokens for u in usage),
+               "unfinished_calls_tokens": sum(u.input_tokens + u.output_tokens for u in usage if not u.finished),
+               "estimated_calls": sum(u.estimated_calls for u in usage)}
     return figures, episodes
 
 
@@ -209,8 +209,9 @@ def print_comparison(figures: dict[str, int], tap: UsageTap) -> None:
         f"{_n(server['timings_prompt']):>10}")
     say(f"  {'completion tokens':<28}{figures['output_tokens']:>10}{_n(server['usage_completion']):>10}"
         f"{_n(server['timings_predicted']):>10}")
-    say(f"  calls journaled {figures['calls']} ({figures['attempts']} attempts, {figures['failed_calls']} failed); "
-        f"replies 200 from the server {server['replies']}, of which without usage {server['without_usage']}")
+    say(f"  calls journaled {figures['calls']} ({figures['estimated_calls']} with estimated tokens, "
+        f"{figures['unfinished_calls_tokens']} tokens in failed or unfinished calls); replies 200 from the "
+        f"server {server['replies']}, of which without usage {server['without_usage']}")
 
 
 def _n(value: int | None) -> str:
@@ -236,12 +237,12 @@ async def run(cache: Path, ctx: int, port: int, workdir: Path) -> None:
                                "--dataset", str(dataset), "--journal", str(journal), "--display", "none")
         say(f"\npilot: {len(SCENARIOS)} scenarios x (1 serving + 1 test task), took "
             f"{time.monotonic() - started:.0f} s")
-        figures, episodes = journal_figures(journal)
+        figures, episodes = await journal_figures(journal)
         print_comparison(figures, tap)
     say("\nEpisodes")
-    say(f"  {'scenario':<12}{'end reason':<18}{'turns':>6}{'tool calls':>11}{'reward':>8}")
-    for scenario, reason, turns, tool_calls, reward in episodes:
-        say(f"  {scenario:<12}{reason:<18}{turns:>6}{tool_calls:>11}{reward:>8.2f}")
+    say(f"  {'scenario':<12}{'phase':<9}{'end reason':<18}{'turns':>6}{'tool calls':>11}{'reward':>8}")
+    for e in episodes:
+        say(f"  {e.scenario:<12}{e.phase:<9}{e.end_reason:<18}{e.turns:>6}{e.tool_calls:>11}{e.reward:>8.2f}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

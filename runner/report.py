@@ -125,10 +125,20 @@ class StreamReport:
     """Finished episodes, serving included: the denominator of every per-task figure."""
     input_tokens: int
     output_tokens: int
+    """Of finished episodes (and of the method's own calls): what the per-task figures divide."""
     input_tokens_per_task: float | None
     output_tokens_per_task: float | None
     cost_usd: Costs
+    """Everything the stream spent, unfinished attempts included."""
     cost_per_task_usd: Costs | None
+    """The spend of finished episodes per finished episode."""
+    unfinished_input_tokens: int
+    unfinished_output_tokens: int
+    unfinished_cost_usd: float
+    """Failed calls, and calls of episodes that failed or were interrupted: spent, shown apart, never
+    divided by the finished episodes."""
+    estimated_calls: int
+    """Calls whose tokens are an estimate (the provider sent no usage)."""
     latency_p50_s: float | None
     latency_p95_s: float | None
     avg_h_ci: Pair = None
@@ -194,12 +204,24 @@ class _Mean:
 class _Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    finished_cost: dict[str, float] = field(default_factory=dict)
     cost: dict[str, float] = field(default_factory=dict)
+    """All spend by purpose, unfinished included."""
+    unfinished_input_tokens: int = 0
+    unfinished_output_tokens: int = 0
+    unfinished_cost: float = 0.0
+    estimated_calls: int = 0
 
-    def add(self, purpose: str, input_tokens: int, output_tokens: int, cost: float) -> None:
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
+    def add(self, purpose: str, input_tokens: int, output_tokens: int, cost: float, finished: bool = True) -> None:
         self.cost[purpose] = self.cost.get(purpose, 0.0) + cost
+        if finished:
+            self.input_tokens += input_tokens
+            self.output_tokens += output_tokens
+            self.finished_cost[purpose] = self.finished_cost.get(purpose, 0.0) + cost
+        else:
+            self.unfinished_input_tokens += input_tokens
+            self.unfinished_output_tokens += output_tokens
+            self.unfinished_cost += cost
 
 
 @dataclass
@@ -294,7 +316,9 @@ def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:
     usage: dict[StreamKey, _Usage] = defaultdict(_Usage)
     for call in rows.calls:
         if call.model is not None and call.method is not None:
-            usage[(call.model, call.method)].add(call.purpose, call.input_tokens, call.output_tokens, call.cost_usd)
+            stream = usage[(call.model, call.method)]
+            stream.add(call.purpose, call.input_tokens, call.output_tokens, call.cost_usd, call.finished)
+            stream.estimated_calls += call.estimated_calls
     if not rows.spend.agent_calls_journaled:
         for episode in rows.episodes:
             usage[(episode.model, episode.method)].add("agent", episode.input_tokens, episode.output_tokens,
@@ -342,7 +366,9 @@ def _stream(key: StreamKey, settings: dict[str, Setting], usage: _Usage, latenci
         episodes=episodes, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
         input_tokens_per_task=usage.input_tokens / episodes if episodes else None,
         output_tokens_per_task=usage.output_tokens / episodes if episodes else None,
-        cost_usd=costs, cost_per_task_usd=costs.per(episodes),
+        cost_usd=costs, cost_per_task_usd=Costs.of(usage.finished_cost).per(episodes),
+        unfinished_input_tokens=usage.unfinished_input_tokens, unfinished_output_tokens=usage.unfinished_output_tokens,
+        unfinished_cost_usd=usage.unfinished_cost, estimated_calls=usage.estimated_calls,
         latency_p50_s=percentile(latencies, 50), latency_p95_s=percentile(latencies, 95))
 
 
@@ -469,8 +495,9 @@ def _sections(report: Report) -> list[tuple[str, Table, str]]:
     return [
         ("Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)",
          _score_table(report), "llrrrrrl"),
-        ("Tokens, cost and latency (per task = per finished episode, serving included)",
-         _cost_table(report), "llrrrrrrrrrr"),
+        ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
+         "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)",
+         _cost_table(report), "llrrrrrrrrrrrrr"),
         ("Settings", _setting_table(report), "lllrrrrr"),
         ("Windows", _window_table(report), "lllrrrrrr"),
     ]
@@ -498,13 +525,15 @@ def _score_table(report: Report) -> Table:
 
 def _cost_table(report: Report) -> Table:
     headers = ["model", "method", "tasks", "in tok/task", "out tok/task", "agent $/task", "judge $/task",
-               "method $/task", "total $/task", "total $", "p50 s", "p95 s"]
+               "method $/task", "total $/task", "total $", "apart tok", "apart $", "est.", "p50 s", "p95 s"]
     rows = []
     for s in report.streams:
         per = s.cost_per_task_usd or Costs()
+        apart = s.unfinished_input_tokens + s.unfinished_output_tokens
         rows.append([s.model, s.method, str(s.episodes), _number(s.input_tokens_per_task, 0),
                      _number(s.output_tokens_per_task, 0), f"{per.agent:.4f}", f"{per.judge:.4f}",
-                     f"{per.method:.4f}", f"{per.total:.4f}", f"{s.cost_usd.total:.2f}",
+                     f"{per.method:.4f}", f"{per.total:.4f}", f"{s.cost_usd.total:.2f}", f"{apart:,}",
+                     f"{s.unfinished_cost_usd:.4f}", str(s.estimated_calls),
                      _number(s.latency_p50_s, 1), _number(s.latency_p95_s, 1)])
     return headers, rows
 
@@ -553,7 +582,8 @@ def _csv_header(scenarios: Sequence[str]) -> list[str]:
     per_setting = [f"{name}_{part}" for name in scenarios for part in ("h", "f", "n")]
     return ["run_id", "model", "method", "complete", "avg_h", "avg_f", *per_setting, "episodes",
             "input_tokens_per_task", "output_tokens_per_task", *(f"{p}_usd_per_task" for p in PURPOSES),
-            "total_usd_per_task", *(f"{p}_usd" for p in PURPOSES), "total_usd", "latency_p50_s", "latency_p95_s",
+            "total_usd_per_task", *(f"{p}_usd" for p in PURPOSES), "total_usd", "unfinished_input_tokens",
+            "unfinished_output_tokens", "unfinished_usd", "estimated_calls", "latency_p50_s", "latency_p95_s",
             "avg_h_ci_lo", "avg_h_ci_hi", "avg_f_ci_lo", "avg_f_ci_hi",
             *(f"{name}_{part}_ci_{end}" for name in scenarios for part in ("h", "f") for end in ("lo", "hi"))]
 
@@ -575,7 +605,9 @@ def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> 
     return [report.run_id, stream.model, stream.method, str(stream.complete).lower(), _raw(stream.avg_h),
             _raw(stream.avg_f), *per_setting, str(stream.episodes), _raw(stream.input_tokens_per_task),
             _raw(stream.output_tokens_per_task), *per_task, _raw(cost.agent), _raw(cost.judge),
-            _raw(cost.method), _raw(cost.total), _raw(stream.latency_p50_s), _raw(stream.latency_p95_s),
+            _raw(cost.method), _raw(cost.total), str(stream.unfinished_input_tokens),
+            str(stream.unfinished_output_tokens), _raw(stream.unfinished_cost_usd), str(stream.estimated_calls),
+            _raw(stream.latency_p50_s), _raw(stream.latency_p95_s),
             *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis]
 
 

@@ -25,7 +25,8 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - the response cache: `cached_units` (at run start), `cached_answers` (once per unit when its episode
   asks its first question; a unit without cached rows never reads);
 - `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
-- reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `stream_episodes`;
+- reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `episode_ends`,
+  `stream_episodes`;
 - evidence (intervals, compare, gate, verify): `test_outcomes`, `recorded_episodes`, `meta`.
 - transcripts, state and export (`runner/views/`): `episode_details` / `episode_matches` (an
   `EpisodeFilter`), `failed_per_setting`, `failed_counts`, `streams_of_run`, `checkpoint_keys`.
@@ -50,6 +51,7 @@ from runner.journal.rows import (
     CheckpointKey,
     EpisodeCost,
     EpisodeDetail,
+    EpisodeEnd,
     EpisodeFilter,
     EpisodeRow,
     FinishedEpisode,
@@ -79,6 +81,7 @@ __all__ = [
     "EpisodeCost",
     "EpisodeDetail",
     "EpisodeFilter",
+    "EpisodeEnd",
     "EpisodeRow",
     "FinishedEpisode",
     "Journal",

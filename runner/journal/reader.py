@@ -19,6 +19,7 @@ from runner.journal.rows import (
     CheckpointKey,
     EpisodeCost,
     EpisodeDetail,
+    EpisodeEnd,
     EpisodeFilter,
     FinishedEpisode,
     PlannedSetting,
@@ -89,16 +90,24 @@ FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
 WHERE e.run_id = ?
 """
 # A call belongs to its unit's stream; calls outside any unit (a method's update) fall back to their
-# stream id, mapped through the units table so model names containing '/' are never split.
+# stream id, mapped through the units table so model names containing '/' are never split. A call
+# counts as finished when it was answered and its unit's episode finished (or it has no unit).
 _CALL_USAGE = """
 SELECT coalesce(u.model, s.model), coalesce(u.method, s.method), c.purpose,
-       sum(c.input_tokens), sum(c.output_tokens), sum(c.cost_usd)
+       c.status = 'ok' AND (u.unit_id IS NULL OR e.unit_id IS NOT NULL) AS finished,
+       sum(c.input_tokens), sum(c.output_tokens), sum(c.cost_usd), sum(c.usage_estimated)
 FROM model_calls c
 LEFT JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
+LEFT JOIN episodes e ON e.run_id = c.run_id AND e.unit_id = c.unit_id
 LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?) s
        ON s.stream_id = c.stream_id
 WHERE c.run_id = ?
-GROUP BY 1, 2, 3
+GROUP BY 1, 2, 3, 4
+"""
+_EPISODE_ENDS = """
+SELECT u.model, u.method, u.scenario, u.phase, e.end_reason, e.turns, e.tool_calls, e.reward
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+WHERE e.run_id = ? ORDER BY u.rowid
 """
 # ------------------------------------------------------------------------ transcripts, state, export
 _EPISODE_DETAIL_COLUMNS = ", ".join(
@@ -232,7 +241,11 @@ class Reader:
         return [EpisodeCost._make(row) for row in await self._rows(_EPISODE_COSTS, (run_id,))]
 
     async def call_usage(self, run_id: str) -> list[CallUsage]:
-        return [CallUsage._make(row) for row in await self._rows(_CALL_USAGE, (run_id, run_id))]
+        return [CallUsage(model, method, purpose, bool(finished), *rest)
+                for model, method, purpose, finished, *rest in await self._rows(_CALL_USAGE, (run_id, run_id))]
+
+    async def episode_ends(self, run_id: str) -> list[EpisodeEnd]:
+        return [EpisodeEnd._make(row) for row in await self._rows(_EPISODE_ENDS, (run_id,))]
 
     async def stream_episodes(self, run_id: str) -> list[StreamEpisodes]:
         """Per stream and phase: episodes, turns, when the last one was journaled (a benchmark's clock)."""

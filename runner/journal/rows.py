@@ -17,6 +17,7 @@ __all__ = [
     "EpisodeCost",
     "EpisodeDetail",
     "EpisodeFilter",
+    "EpisodeEnd",
     "EpisodeRow",
     "FinishedEpisode",
     "ModelCallRow",
@@ -117,6 +118,8 @@ class ModelCallRow(NamedTuple):
     latency_s: float
     created_at: float
     error: str
+    usage_estimated: bool = False
+    """The provider sent no usage; the tokens are estimated from the bytes sent and received."""
 
 
 @dataclass(frozen=True)
@@ -223,15 +226,33 @@ class EpisodeCost(NamedTuple):
 
 
 class CallUsage(NamedTuple):
-    """Model calls of one (model, method, purpose); model and method are None for a call no unit or
-    stream of the run claims."""
+    """Model calls of one (model, method, purpose, finished); model and method are None for a call no
+    unit or stream of the run claims."""
 
     model: str | None
     method: str | None
     purpose: str
+    finished: bool
+    """Answered calls of finished episodes (and of no episode: a method's update); False for failed
+    calls and the calls of episodes that failed or were interrupted, whose spend is shown apart."""
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    estimated_calls: int
+    """Calls whose tokens were estimated (the provider sent no usage)."""
+
+
+class EpisodeEnd(NamedTuple):
+    """How one finished episode ended, in plan order (for reports' end-reason counts and benchmarks)."""
+
+    model: str
+    method: str
+    scenario: str
+    phase: str
+    end_reason: str
+    turns: int
+    tool_calls: int
+    reward: float
 
 
 class TestOutcome(NamedTuple):

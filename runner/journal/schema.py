@@ -16,8 +16,9 @@ from simulators.errors import ShiftbenchInputError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer"]
 
-SCHEMA_VERSION = "3"
-"""3: units carry the task's family and the repetition index (evidence, repeats)."""
+SCHEMA_VERSION = "4"
+"""3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
+`usage_estimated` (the provider sent no usage; the tokens are estimated from bytes)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,7 +54,8 @@ CREATE TABLE IF NOT EXISTS model_calls (
     status TEXT NOT NULL, attempts INTEGER NOT NULL, from_cache INTEGER NOT NULL,
     input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,
     cache_write_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
-    cost_usd REAL NOT NULL, latency_s REAL NOT NULL, created_at REAL NOT NULL, error TEXT NOT NULL DEFAULT ''
+    cost_usd REAL NOT NULL, latency_s REAL NOT NULL, created_at REAL NOT NULL, error TEXT NOT NULL DEFAULT '',
+    usage_estimated INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS calls_by_run ON model_calls (run_id, purpose);
 CREATE TABLE IF NOT EXISTS checkpoints (

@@ -99,7 +99,7 @@ class JournaledModel:
         return Batch().model_call(ModelCallRow(
             self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, status, attempts,
             from_cache, usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
-            usage.output_tokens, cost, latency, time.time(), error,
+            usage.output_tokens, cost, latency, time.time(), error, usage.estimated,
         ))
 
     async def _cached(self, key: str) -> bytes | None:

@@ -58,6 +58,8 @@ class Call:
     input_tokens: int = 0
     output_tokens: int = 0
     stream_id: str = ""
+    status: str = "ok"
+    estimated: bool = False
 
 
 Row = tuple[object, ...]
@@ -86,8 +88,8 @@ async def write_run(path: Path, run_id: str, units: Sequence[Unit], calls: Seque
     unit_rows, episode_rows = _unit_rows(run_id, units)
     ids = {id(unit): row[1] for unit, row in zip(units, unit_rows, strict=True)}
     call_rows = [(run_id, ids[id(c.unit)] if c.unit else "", c.unit.stream_id if c.unit else c.stream_id,
-                  c.purpose, MODEL, "h", "ok", 1, 0, c.input_tokens, 0, 0, c.output_tokens, c.cost_usd, 0.5,
-                  0.0) for c in calls]
+                  c.purpose, MODEL, "h", c.status, 1, 0, c.input_tokens, 0, 0, c.output_tokens, c.cost_usd, 0.5,
+                  0.0, int(c.estimated)) for c in calls]
     batch = Batch().add(
         "INSERT INTO runs (run_id, created_at, updated_at, status, stop_reason, config, config_hash, dataset_path,"
         " dataset_fingerprint, dataset_files, code_version, budget_usd)"
@@ -98,7 +100,8 @@ async def write_run(path: Path, run_id: str, units: Sequence[Unit], calls: Seque
     batch.add_many("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", episode_rows)
     batch.add_many("INSERT INTO model_calls (run_id, unit_id, stream_id, purpose, model, request_hash, status,"
                    " attempts, from_cache, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens,"
-                   " cost_usd, latency_s, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   " cost_usd, latency_s, created_at, usage_estimated)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    call_rows)
     async with open_journal(path) as journal:
         await journal.commit(batch)
@@ -286,3 +289,34 @@ async def test_text_and_markdown_show_the_numbers(journal: Path) -> None:
     assert re.search(rf"\| {MODEL} \| blind \| 56.2 \| {interval} \| 66.7 \| {interval} \| 9 \| complete \|", markdown)
     assert re.search(rf"\| {MODEL} \| blind \| retail_l1 \| 2 \| 100.0 \| {interval} \| 50.0 \| {interval} \| 4 \|",
                      markdown)
+
+
+
+async def test_per_task_figures_count_finished_episodes_and_show_unfinished_spend_apart(tmp_path: Path) -> None:
+    # One finished episode, one interrupted (its calls were answered, its episode never finished) and a
+    # failed call the provider billed: only the finished episode's calls are divided by the one task.
+    finished = Unit("blind", "retail_l1", "test", 1, "hidden", 1.0, cost_usd=0.10)
+    interrupted = Unit("blind", "retail_l1", "test", 1, "hidden")
+    calls = [Call(finished, "agent", 0.10, input_tokens=1000, output_tokens=100),
+             Call(interrupted, "agent", 0.50, input_tokens=5000, output_tokens=500),
+             Call(finished, "agent", 0.02, input_tokens=200, status="failed")]
+    path = tmp_path / "j.sqlite"
+    await write_run(path, RUN, [finished, interrupted], calls)
+    stream = (await build_report(path, RUN)).streams[0]
+    assert stream.episodes == 1
+    assert stream.input_tokens_per_task == 1000 and stream.output_tokens_per_task == 100
+    assert stream.cost_per_task_usd is not None and stream.cost_per_task_usd.total == pytest.approx(0.10)
+    assert (stream.unfinished_input_tokens, stream.unfinished_output_tokens) == (5200, 500)
+    assert stream.unfinished_cost_usd == pytest.approx(0.52)
+    assert stream.cost_usd.total == pytest.approx(0.62)  # spent is spent: the total keeps it all
+
+
+async def test_calls_with_estimated_tokens_are_counted_and_shown(tmp_path: Path) -> None:
+    unit = Unit("blind", "retail_l1", "test", 1, "hidden", 1.0)
+    calls = [Call(unit, "agent", 0.0, input_tokens=300, output_tokens=20, estimated=True),
+             Call(unit, "agent", 0.0, input_tokens=310, output_tokens=25)]
+    path = tmp_path / "j.sqlite"
+    await write_run(path, RUN, [unit], calls)
+    report = await build_report(path, RUN)
+    assert report.streams[0].estimated_calls == 1
+    assert "est." in render_text(report) and ",estimated_calls," in render_csv(report).splitlines()[0] + ","

@@ -1,0 +1,56 @@
+"""Whole pilot sweeps against the mock in a local server's mode: the settings `probe --full` prints make
+a run on llama-cpp-python finish, and a server that sends no usage is still counted and priced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.mock_provider import serve_mock
+from bench.mock_quirks import MODES, Quirks, with_quirks
+from runner.config import SweepConfig
+from runner.report import build_report
+from runner.sweep import start_sweep
+
+PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
+
+
+def quiet(text: str) -> None:
+    return None
+
+
+def local(base_url: str, **settings: object) -> dict[str, object]:
+    return {"local": {"kind": "openai-compatible", "model": "smol", "base_url": base_url + "/v1", **settings}}
+
+
+async def test_the_probed_settings_make_a_run_on_llama_cpp_python_finish(built_suite: Path, tmp_path: Path) -> None:
+    async with serve_mock(with_quirks(MODES["llama-cpp-python"])) as mock:
+        endpoints = local(mock.base_url, stream=False, extra_body={"agent": {"tool_choice": "auto"}})
+        config = SweepConfig(models=("local",), methods=("blind",), scenarios=("banking_l1",), dataset=str(built_suite),
+                             pilot=1, endpoints=endpoints, prices={"local": PRICE})
+        outcome = await start_sweep(config, tmp_path / "j.sqlite", "none", quiet)
+    assert outcome.status == "completed"
+    agent_calls = [r for r in mock.requests if r.body.get("tools")]
+    assert agent_calls and all(r.body["tool_choice"] == "auto" and not r.streaming for r in agent_calls)
+    assert all(m.get("content") is not None for r in agent_calls for m in r.body["messages"])
+
+
+async def test_a_server_without_usage_is_counted_priced_and_marked_estimated(built_suite: Path,
+                                                                            tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    async with serve_mock(with_quirks(Quirks(stream_usage=False))) as mock:
+        config = SweepConfig(models=("local",), methods=("blind",), scenarios=("pitch_l1",), dataset=str(built_suite),
+                             pilot=1, endpoints=local(mock.base_url), prices={"local": PRICE}, budget=5.0)
+        outcome = await start_sweep(config, journal, "none", quiet)
+    assert outcome.status == "completed"
+    stream = (await build_report(journal, outcome.run_id)).streams[0]
+    run_calls = len(mock.requests) - 1  # the first request is the probe, before the run exists
+    assert stream.estimated_calls == run_calls > 0
+    assert stream.input_tokens > 0 and stream.output_tokens > 0
+    assert stream.cost_usd.agent > 0
+
+
+@pytest.fixture(autouse=True)
+def no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
