@@ -132,13 +132,6 @@ class StreamReport:
     """Everything the stream spent, unfinished attempts included."""
     cost_per_task_usd: Costs | None
     """The spend of finished episodes per finished episode."""
-    unfinished_input_tokens: int
-    unfinished_output_tokens: int
-    unfinished_cost_usd: float
-    """Failed calls, and calls of episodes that failed or were interrupted: spent, shown apart, never
-    divided by the finished episodes."""
-    estimated_calls: int
-    """Calls whose tokens are an estimate (the provider sent no usage)."""
     latency_p50_s: float | None
     latency_p95_s: float | None
     avg_h_ci: Pair = None
@@ -147,6 +140,13 @@ class StreamReport:
     """With `--repeats K`: Avg H / Avg F per repeat, their spread, pass^k (scores above average the repeats)."""
     slices: dict[str, list[SliceRow]] = field(default_factory=dict)
     """Descriptive only (`runner.evidence.slices`): by tool calls, turns, family, window, category."""
+    unfinished_input_tokens: int = 0
+    unfinished_output_tokens: int = 0
+    unfinished_cost_usd: float = 0.0
+    """Failed calls, and calls of episodes that failed or were interrupted: spent, shown apart, never
+    divided by the finished episodes."""
+    estimated_calls: int = 0
+    """Calls whose tokens are an estimate (the provider sent no usage)."""
 
 
 @dataclass(frozen=True)
