@@ -93,6 +93,8 @@ ORDERS: dict[str, dict[str, JSON]] = {o["order_id"]: o for o in [
     _order("#W0000010", GOLD, "delivered", ["2001"], [_pay("credit_card_g1", 150.0)], "2026-06-25"),
     _order("#W0000011", BRONZE, "pending", ["1001"], [_pay("credit_card_b1", 100.0)]),
     _order("#W0000012", NO_TIER, "pending", ["2002", "1001"], [_pay("credit_card_n1", 299.99)]),
+    _order("#W0000013", SILVER, "pending", ["1001"], [_pay("credit_card_s1", 60.0), _pay("gift_card_s2", 40.0),
+                                                      ("refund", "gift_card_s2", 40.0)]),
     _order("#W0000099", GOLD, "pending", ["3002"], [_pay("credit_card_g1", 32.5)]),
 ]}
 
@@ -112,7 +114,7 @@ def world() -> dict[str, JSON]:
         GOLD: _user(GOLD, "Gia", "Gold", "30003", "gold", [
             _card("credit_card_g1", brand="visa", last_four="0004"),
             _card("credit_card_g2", brand="visa", last_four="0005"),
-            _card("gift_card_g3", balance=15.0)], owned(GOLD)),
+            _card("gift_card_g3", balance=15.0), _card("gift_card_g4", balance=0.0)], owned(GOLD)),
         NO_TIER: _user(NO_TIER, "Nim", "Plain", "40004", None, [
             _card("credit_card_n1", brand="visa", last_four="0006")], owned(NO_TIER)),
     }

@@ -218,6 +218,9 @@ def test_cancel_refunds_what_each_method_still_has_within_the_tier_cap() -> None
     assert _balance(world, SILVER, "gift_card_s2") == 90.0  # silver cap $300 >= $250
     order, _ = _order_after(L2, "#W0000004", CANCEL, {"order_id": "#W0000004", **NO_MORE})
     assert _entries(order)[2:] == [("refund", 489.98, "credit_card_g1")]  # net of the earlier $30 refund
+    order, world = _order_after(L3, "#W0000013", CANCEL, {"order_id": "#W0000013", **NO_MORE})
+    assert _entries(order)[3:] == [("refund", 60.0, "credit_card_s1")]  # the gift card has nothing left in it
+    assert _balance(world, SILVER, "gift_card_s2") == 40.0
 
 
 def test_any_order_the_episode_sees_can_be_cancelled() -> None:
@@ -306,6 +309,10 @@ def test_place_order_pays_with_a_gift_card_and_its_fallback() -> None:
                                  "fallback_payment_method_id": "credit_card_s1"})
     assert _entries(order) == [("payment", 40.0, "gift_card_s2"), ("payment", 60.0, "credit_card_s1")]
     assert _balance(world, SILVER, "gift_card_s2") == 0.0
+    order, world = _order_after(L1, "#W0000011", PLACE,  # an empty gift card: the fallback pays it all
+                                {"user_id": GOLD, "item_ids": ["3002"], "payment_method_id": "gift_card_g4",
+                                 "fallback_payment_method_id": "credit_card_g1"})
+    assert _entries(order) == [("payment", 32.5, "credit_card_g1")] and _balance(world, GOLD, "gift_card_g4") == 0.0
     order, _ = _order_after(L3, "#W0000011", PLACE,  # for any customer, as the reference allows
                             {"user_id": GOLD, "item_ids": ["3001", "2001"], "payment_method_id": "credit_card_g1"})
     assert _entries(order) == [("payment", 195.0, "credit_card_g1")] and order["user_id"] == GOLD
