@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -31,6 +31,7 @@ from runner.evidence.slices import SliceRow, slices
 from runner.journal import (
     CallUsage,
     EpisodeCost,
+    EpisodeEnd,
     PlannedSetting,
     Reader,
     RunRow,
@@ -147,6 +148,9 @@ class StreamReport:
     divided by the finished episodes."""
     estimated_calls: int = 0
     """Calls whose tokens are an estimate (the provider sent no usage)."""
+    end_reasons: dict[str, int] = field(default_factory=dict)
+    """Finished episodes by how they ended: finished, turn_limit, context_length (the model's own
+    limit, scored as the agent's), ..."""
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,7 @@ class _Rows:
     spend: Spend
     outcomes: list[TestOutcome]
     machine: str | None
+    ends: list[EpisodeEnd]
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
@@ -251,7 +256,7 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
     return _Rows(run=run, planned=await reader.planned_settings(run_id), scores=await reader.test_scores(run_id),
                  episodes=await reader.episode_costs(run_id), calls=await reader.call_usage(run_id),
                  spend=await reader.spend(run_id), outcomes=await reader.test_outcomes(run_id),
-                 machine=await reader.meta(machine_meta_key(run_id)))
+                 machine=await reader.meta(machine_meta_key(run_id)), ends=await reader.episode_ends(run_id))
 
 
 # ---------------------------------------------------------------- assembling
@@ -263,9 +268,13 @@ def _assemble(rows: _Rows, journal: str) -> Report:
         latencies[(episode.model, episode.method)].append(episode.latency_s)
     settings = _settings(rows.planned, rows.scores)
     outcomes = _outcomes(rows.outcomes)
+    ends: dict[StreamKey, Counter[str]] = defaultdict(Counter)
+    for end in rows.ends:
+        ends[(end.model, end.method)][end.end_reason] += 1
     streams = [_with_evidence(_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, [])),
                               outcomes.get(key, []))
                for key, scenario_settings in settings.items()]
+    streams = [replace(s, end_reasons=dict(ends[(s.model, s.method)].most_common())) for s in streams]
     run = rows.run
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
@@ -498,9 +507,17 @@ def _sections(report: Report) -> list[tuple[str, Table, str]]:
         ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
          "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)",
          _cost_table(report), "llrrrrrrrrrrrrr"),
+        ("End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)",
+         _end_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
         ("Windows", _window_table(report), "lllrrrrrr"),
     ]
+
+
+def _end_table(report: Report) -> Table:
+    rows = [[s.model, s.method, ", ".join(f"{reason} {n}" for reason, n in s.end_reasons.items()) or "-"]
+            for s in report.streams]
+    return ["model", "method", "episodes by end reason"], rows
 
 
 def _score(value: float | None) -> str:

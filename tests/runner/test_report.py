@@ -320,3 +320,13 @@ async def test_calls_with_estimated_tokens_are_counted_and_shown(tmp_path: Path)
     report = await build_report(path, RUN)
     assert report.streams[0].estimated_calls == 1
     assert "est." in render_text(report) and ",estimated_calls," in render_csv(report).splitlines()[0] + ","
+
+
+async def test_episodes_are_counted_by_end_reason(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    await write_run(path, RUN, blind_units())
+    async with open_journal(path) as journal:
+        await journal.commit(Batch().add("UPDATE episodes SET end_reason = 'context_length' WHERE unit_id LIKE '%t3'"))
+    report = await build_report(path, RUN)
+    assert report.streams[0].end_reasons == {"finish": 10, "context_length": 1}
+    assert "finish 10, context_length 1" in render_text(report)
