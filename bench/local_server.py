@@ -138,9 +138,9 @@ async def shiftbench_async(*args: str) -> str:
 
 
 @asynccontextmanager
-async def running_server(binary: Path, model: Path, ctx: int, port: int) -> AsyncIterator[str]:
+async def running_server(binary: Path, model: Path, ctx: int, port: int, threads: int) -> AsyncIterator[str]:
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", str(ctx),
-               "-np", "1", "-t", "2", "--jinja", "--no-webui"]
+               "-np", "1", "-t", str(threads), "--jinja", "--no-webui"]
     log = _log_file(model.parent / "llama-server.log")
     process = await anyio.open_process(command, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
@@ -222,12 +222,12 @@ def _n(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-async def run(cache: Path, ctx: int, port: int, workdir: Path) -> None:
+async def run(cache: Path, ctx: int, port: int, workdir: Path, threads: int) -> None:
     binary, model = llama_server(cache), gguf(cache)
     dataset = one_task_dataset(cache, workdir / "dataset")
-    async with running_server(binary, model, ctx, port or free_port()) as url, usage_tap(url) as tap:
+    async with running_server(binary, model, ctx, port or free_port(), threads) as url, usage_tap(url) as tap:
         name = f"openai-compatible:{MODEL}@{tap.base_url}/v1"
-        say(f"llama-server {url} (context {ctx}), recorded through {tap.base_url}\n")
+        say(f"llama-server {url} (context {ctx}, {threads} thread(s)), recorded through {tap.base_url}\n")
         started = time.monotonic()
         probe = await shiftbench_async("probe", name, "--full")
         say(probe.rstrip() + f"\n(probe --full took {time.monotonic() - started:.0f} s)")
@@ -255,6 +255,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                                                                           "/work/cache/llama")))
     parser.add_argument("--ctx", type=int, default=8192, help="llama-server's context size")
     parser.add_argument("--port", type=int, default=0, help="llama-server's port (default: a free one)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="llama-server's threads (default 1: on a machine shared by busy processes, threads "
+                             "that wait on each other at every step are far slower than one)")
     parser.add_argument("--workdir", type=Path, default=None, help="journal, sweep file and dataset (default: temp)")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -262,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    anyio.run(run, args.cache, args.ctx, args.port, workdir)
+    anyio.run(run, args.cache, args.ctx, args.port, workdir, args.threads)
 
 
 if __name__ == "__main__":
