@@ -13,6 +13,8 @@ against each behaviour without building one:
     streamed_tool_calls      False: a streamed request with tools gets an empty 200 (the server's own
                              error happens after the headers)
     tool_calls_need_auto     tool calls only with `tool_choice: "auto"`; otherwise a text reply
+    tool_calls_need_required tool calls only with `tool_choice: "required"` (llama.cpp with a model whose
+                             template has no tool format: its grammar forces the call)
     sees_tool_results        False: the chat template drops `role: tool` messages (not in the prompt,
                              so not in `prompt_tokens` either)
     tool_choice_needs_tools  `tool_choice` without `tools` -> HTTP 400 (a strict server)
@@ -49,6 +51,7 @@ class Quirks:
     stream_usage: bool = True
     streamed_tool_calls: bool = True
     tool_calls_need_auto: bool = False
+    tool_calls_need_required: bool = False
     sees_tool_results: bool = True
     tool_choice_needs_tools: bool = False
     context_tokens: int | None = None
@@ -59,6 +62,7 @@ MODES: Mapping[str, Quirks] = {
     "compliant": Quirks(),
     "strict": Quirks(tool_choice_needs_tools=True, context_tokens=32_768),
     "llama.cpp": Quirks(context_tokens=8_192, context_error="llama.cpp"),
+    "llama.cpp-small-model": Quirks(tool_calls_need_required=True, context_tokens=8_192, context_error="llama.cpp"),
     "llama-cpp-python": Quirks(rejects_null_content=True, stream_usage=False, streamed_tool_calls=False,
                                tool_calls_need_auto=True, sees_tool_results=False, context_tokens=2_048),
 }
@@ -77,7 +81,8 @@ def with_quirks(quirks: Quirks, inner: Responder | None = None) -> Responder:
         reply = answer(request)
         if not isinstance(reply, Reply):
             return reply
-        if reply.tool_calls and quirks.tool_calls_need_auto and body.get("tool_choice") != "auto":
+        needed = "auto" if quirks.tool_calls_need_auto else "required" if quirks.tool_calls_need_required else ""
+        if reply.tool_calls and needed and body.get("tool_choice") != needed:
             reply = dataclasses.replace(reply, tool_calls=(), text="I would look that up.")
         usage = dataclasses.replace(reply.usage, input_tokens=visible_prompt_tokens(request, quirks))
         return dataclasses.replace(reply, usage=usage, stream_usage=quirks.stream_usage and reply.stream_usage)

@@ -6,7 +6,9 @@ calls only non-streamed and only with `tool_choice: "auto"`, sends no usage when
 tool results from its chat template, rejects `"content": null`). So the check asks, through the same
 client a run uses (short retry policy, `purpose` agent so agent-scoped `extra_body` applies):
 
-    1  a tool-calling request, not streamed       (again with tool_choice "auto" when no call came)
+    1  a tool-calling request, not streamed       (again with tool_choice "auto", then "required", when
+                                                    no call came: a grammar-constrained server such as
+                                                    llama.cpp then forces a call from any model)
     2  the same request, streamed                 (with whatever 1 needed)
     3  a plain request, streamed, asking for usage
     4  a follow-up with a short tool result, then one with a long result: if the template keeps tool
@@ -58,7 +60,12 @@ class Finding:
 class Compatibility:
     model: str
     findings: dict[str, Finding] = field(default_factory=dict)
-    needs_tool_choice_auto: bool = False
+    tool_choice: str = ""
+    """The `tool_choice` a tool call needed ("auto" or "required"), "" when none was needed."""
+
+    @property
+    def needs_tool_choice_auto(self) -> bool:
+        return self.tool_choice == "auto"
     context_tokens: int | None = None
     """The server's context limit, when its overflow error names it."""
 
@@ -75,15 +82,16 @@ async def check_compatibility(client: OpenAICompatClient, context_probe_tokens: 
                               ) -> Compatibility:
     found = Compatibility(client.name)
     plain = client.variant(stream=False)
-    auto = {"tool_choice": "auto"}
     calls = await _tool_call(plain)
-    if not calls.supported:
-        retried = await _tool_call(plain.variant(extra_body=auto))
+    for choice in ("auto", "required"):
+        if calls.supported:
+            break
+        retried = await _tool_call(plain.variant(extra_body={"tool_choice": choice}))
         if retried.supported:
-            found.needs_tool_choice_auto = True
-            calls = Finding(True, "only with tool_choice \"auto\"")
+            found.tool_choice = choice
+            calls = Finding(True, f"only with tool_choice \"{choice}\": {retried.detail}")
     found.findings["tool calls, not streamed"] = calls
-    tool_client = plain.variant(extra_body=auto) if found.needs_tool_choice_auto else plain
+    tool_client = plain.variant(extra_body={"tool_choice": found.tool_choice}) if found.tool_choice else plain
     found.findings["tool calls, streamed"] = await _tool_call(tool_client.variant(stream=True))
     found.findings["usage when streamed"] = await _streamed_usage(client.variant(stream=True))
     found.findings["tool results visible"] = await _tool_results_visible(tool_client)
@@ -216,9 +224,10 @@ def sweep_settings(name: str, kind: str, model: str, base_url: str, found: Compa
         per_call = min(4096, max(256, found.context_tokens // 4))
         lines.append(f"# context {found.context_tokens:,} tokens: keep the output cap per call small, "
                      f"e.g. {per_call:,} tokens")
-    if found.needs_tool_choice_auto:
+    if found.tool_choice:
         lines += ["", f"[endpoints.{_key(name)}.extra_body.agent]",
-                  'tool_choice = "auto"           # tool calls come only when asked for explicitly']
+                  f'tool_choice = "{found.tool_choice}"' + " " * (10 - len(found.tool_choice))
+                  + "# tool calls come only when asked for explicitly"]
     warnings = _warnings(found)
     return "\n".join(lines + ([""] + warnings if warnings else []))
 

@@ -20,6 +20,7 @@ EXPECTED = {
     "compliant":        (True, True, True, True, True, True, None),
     "strict":           (True, True, True, True, True, False, 32_768),
     "llama.cpp":        (True, True, True, True, True, False, 8_192),
+    "llama.cpp-small-model": (True, True, True, True, True, False, 8_192),
     "llama-cpp-python": (True, False, False, False, False, False, 2_048),
 }
 
@@ -31,7 +32,9 @@ async def test_probe_full_reports_the_capabilities_the_mock_was_given(mode: str)
     *supported, limit = EXPECTED[mode]
     assert [found.supports(name) for name in NAMES] == supported, render_compatibility(found)
     assert found.context_tokens == limit
-    assert found.needs_tool_choice_auto == MODES[mode].tool_calls_need_auto
+    quirks = MODES[mode]
+    assert found.tool_choice == ("auto" if quirks.tool_calls_need_auto else
+                                 "required" if quirks.tool_calls_need_required else "")
 
 
 async def test_settings_for_llama_cpp_python_turn_streaming_off_and_ask_for_tool_calls() -> None:
