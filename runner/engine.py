@@ -26,7 +26,7 @@ from methods.registry import get_method_spec
 from runner.budget import BudgetExhausted
 from runner.episode import EpisodeResult, run_episode
 from runner.errors import InfrastructureError, RunAborted
-from runner.journal import Batch, CheckpointKey, EpisodeRow, Journal
+from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Journal
 from runner.limits import SERVING, TEST
 from runner.models.stack import ClientStack
 from runner.plan import Stream, Unit, serving_blocks, window_tasks
@@ -236,6 +236,8 @@ class Engine:
             result.cost_usd, result.latency_s, result.record.end_reason, orjson.dumps(result.record),
             orjson.dumps(result.grade.details), time.time(),
         ))
+        if result.audit is not None:
+            batch.episode_audit(audit_row(self.run_id, unit_id, stream.stream_id, result))
         batch.unit_done(self.run_id, unit_id)
 
     # ------------------------------------------------------------------------------------------ method
@@ -274,6 +276,15 @@ class Engine:
 
     async def _done_units(self, stream: Stream) -> set[str]:
         return await self.journal.read.done_units(self.run_id, stream.stream_id)
+
+
+def audit_row(run_id: str, unit_id: str, stream_id: str, result: EpisodeResult) -> EpisodeAuditRow:
+    audit = result.audit
+    assert audit is not None
+    unsafe = audit.unsafe
+    return EpisodeAuditRow(run_id, unit_id, stream_id, audit.state_match.passed, audit.state_unchanged.passed,
+                           unsafe.proposed, unsafe.executed, unsafe.state_changing, audit.escalated,
+                           orjson.dumps(audit.to_json()))
 
 
 def stream_progress(stream: Stream) -> StreamProgress:

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from simulators.domain import Domain, Grade, Judge
+from simulators.audit import EpisodeAudit, WatchedWorld, audit_episode
+from simulators.domain import Domain, DomainWorld, Grade, Judge
 from simulators.model_api import ModelClient, ModelRequest, Usage
 from simulators.protocol import AssistantTurn, Message, ScenarioEnvironment, Task, ToolCall
 from simulators.record import EpisodeRecord, Step
@@ -40,6 +41,8 @@ class EpisodeResult:
     turns: int
     tool_calls: int
     latency_s: float
+    audit: EpisodeAudit | None = None
+    """The state audits (retail, banking); None where the domain has no world state to audit."""
 
 
 def system_prompt_for(environment: ScenarioEnvironment, method_context: str) -> str:
@@ -59,7 +62,10 @@ async def run_episode(
     clock: Callable[[], float] = time.monotonic,
 ) -> EpisodeResult:
     started = clock()
-    session = ToolSession(environment, domain.new_world(environment, task))
+    view = domain.audit_view(environment, task)
+    world: DomainWorld = domain.new_world(environment, task)
+    watched = WatchedWorld(world, view.write_tools) if view is not None else None
+    session = ToolSession(environment, watched or world)
     system = system_prompt_for(environment, method_context)
     messages: list[Message] = [Message(role="user", content=task.instruction)]
     steps: list[Step] = []
@@ -87,10 +93,11 @@ async def run_episode(
             end_reason = "output_token_limit"
             break
     grade = await domain.grade(environment, task, session.world, finish_arguments, judge)
+    audit = audit_episode(domain, environment, task, view, watched) if view is not None and watched else None
     record = EpisodeRecord(task=task.view(), position=task.timestamp, steps=tuple(steps),
                            reward=grade.reward, finish_arguments=finish_arguments, end_reason=end_reason)
     return EpisodeResult(record=record, grade=grade, usage=usage, cost_usd=cost, turns=turns,
-                         tool_calls=session.calls_used, latency_s=clock() - started)
+                         tool_calls=session.calls_used, latency_s=clock() - started, audit=audit)
 
 
 def _answer_turn(

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from runner.audits.rates import Rate, StreamAudits, audit_rates
 from runner.evidence.bootstrap import DEFAULT_SPEC, stream_draws
 from runner.evidence.outcomes import Outcome, task_values
 from runner.evidence.provenance import machine_meta_key, provenance_extras
@@ -151,6 +152,8 @@ class StreamReport:
     end_reasons: dict[str, int] = field(default_factory=dict)
     """Finished episodes by how they ended: finished, turn_limit, context_length (the model's own
     limit, scored as the agent's), ..."""
+    audits: StreamAudits | None = None
+    """State audits and unsafe writes over the stream's retail and banking episodes (None: none audited)."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,7 @@ class _Rows:
     outcomes: list[TestOutcome]
     machine: str | None
     ends: list[EpisodeEnd]
+    audits: dict[StreamKey, StreamAudits] = field(default_factory=dict)
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
@@ -256,7 +260,8 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
     return _Rows(run=run, planned=await reader.planned_settings(run_id), scores=await reader.test_scores(run_id),
                  episodes=await reader.episode_costs(run_id), calls=await reader.call_usage(run_id),
                  spend=await reader.spend(run_id), outcomes=await reader.test_outcomes(run_id),
-                 machine=await reader.meta(machine_meta_key(run_id)), ends=await reader.episode_ends(run_id))
+                 machine=await reader.meta(machine_meta_key(run_id)), ends=await reader.episode_ends(run_id),
+                 audits=audit_rates(await reader.episode_audits(run_id)))
 
 
 # ---------------------------------------------------------------- assembling
@@ -271,7 +276,8 @@ def _assemble(rows: _Rows, journal: str) -> Report:
     ends: dict[StreamKey, Counter[str]] = defaultdict(Counter)
     for end in rows.ends:
         ends[(end.model, end.method)][end.end_reason] += 1
-    streams = [_with_evidence(_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, [])),
+    streams = [_with_evidence(_stream(key, scenario_settings, usage.get(key, _Usage()), latencies.get(key, []),
+                                      rows.audits.get(key)),
                               outcomes.get(key, []))
                for key, scenario_settings in settings.items()]
     streams = [replace(s, end_reasons=dict(ends[(s.model, s.method)].most_common())) for s in streams]
@@ -363,7 +369,8 @@ def _setting(by_window: Mapping[int, Mapping[str, _Mean]], planned: int, done: i
                    windows=window_scores)
 
 
-def _stream(key: StreamKey, settings: dict[str, Setting], usage: _Usage, latencies: list[float]) -> StreamReport:
+def _stream(key: StreamKey, settings: dict[str, Setting], usage: _Usage, latencies: list[float],
+            audits: StreamAudits | None) -> StreamReport:
     episodes = len(latencies)
     costs = Costs.of(usage.cost)
     return StreamReport(
@@ -378,7 +385,7 @@ def _stream(key: StreamKey, settings: dict[str, Setting], usage: _Usage, latenci
         cost_usd=costs, cost_per_task_usd=Costs.of(usage.finished_cost).per(episodes),
         unfinished_input_tokens=usage.unfinished_input_tokens, unfinished_output_tokens=usage.unfinished_output_tokens,
         unfinished_cost_usd=usage.unfinished_cost, estimated_calls=usage.estimated_calls,
-        latency_p50_s=percentile(latencies, 50), latency_p95_s=percentile(latencies, 95))
+        latency_p50_s=percentile(latencies, 50), latency_p95_s=percentile(latencies, 95), audits=audits)
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -511,6 +518,9 @@ def _sections(report: Report) -> list[tuple[str, Table, str]]:
          _end_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
         ("Windows", _window_table(report), "lllrrrrrr"),
+        *([("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: "
+            "proposed / executed / state-changing)", _audit_table(report), "llrllllr")]
+          if any(s.audits for s in report.streams) else []),
     ]
 
 
@@ -553,6 +563,27 @@ def _cost_table(report: Report) -> Table:
                      f"{s.unfinished_cost_usd:.4f}", str(s.estimated_calls),
                      _number(s.latency_p50_s, 1), _number(s.latency_p95_s, 1)])
     return headers, rows
+
+
+def _audit_table(report: Report) -> Table:
+    headers = ["model", "method", "episodes", "state match", "state unchanged", "no unsafe write",
+               "unsafe writes", "escalations"]
+    rows = []
+    for s in report.streams:
+        if s.audits is None:
+            continue
+        a = s.audits
+        rows.append([s.model, s.method, str(a.episodes), _rate(a.state_match), _rate(a.state_unchanged),
+                     _rate(a.safe_writes), f"{a.writes_proposed} / {a.writes_executed} / {a.writes_changing}",
+                     str(a.escalations)])
+    return headers, rows
+
+
+def _rate(rate: Rate) -> str:
+    if rate.value is None:
+        return "-"
+    missing = f", {rate.missing} missing" if rate.missing else ""
+    return f"{100 * rate.value:.1f} [{100 * rate.ci[0]:.1f}, {100 * rate.ci[1]:.1f}]{missing}"
 
 
 def _number(value: float | None, digits: int) -> str:

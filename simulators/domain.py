@@ -5,7 +5,9 @@ A domain is registered explicitly in `simulators.registry`. It supplies:
   to the task's own order or case, with the domain's tools;
 - a grader (`grade`): the final world and finish arguments -> a `Grade`;
 - a generator for the built-in suite (`generate`);
-- a planner for the scripted offline agent (`next_call`).
+- a planner for the scripted offline agent (`next_call`);
+- what the state audits need to know (`audit_view`): which tools write, which escalate, and which
+  records are the episode's own (None for a domain without a world state, pitch).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Protocol
 from simulators.protocol import JSON, Scenario, ScenarioEnvironment, Task
 
 __all__ = [
+    "AuditView",
     "Domain",
     "DomainWorld",
     "GeneratedScenario",
@@ -101,6 +104,25 @@ class PlannedCall:
 
 
 @dataclass(frozen=True)
+class AuditView:
+    """What `simulators.audit` needs of a domain to audit one episode's world.
+
+    A snapshot is a mapping of tables (`orders`, `users`, `cases` ...) to records by id; a table that
+    is not such a mapping (a log) is compared as a whole by the exact state check only."""
+
+    write_tools: frozenset[str]
+    """Tools that can change the world (a decision counts as a write)."""
+    escalation_tools: frozenset[str]
+    """Tools that hand the episode to a human (a subset of `write_tools`, possibly empty)."""
+    own: frozenset[tuple[str, str]]
+    """(table, record id) of the episode's own records: its order and customer, or its case."""
+    initial: Mapping[str, JSON]
+    """The scenario's initial world: `state_unchanged` compares every other record with it."""
+    owner: tuple[str, str] | None = None
+    """(field, value): a record the episode created is its own when `record[field] == value`."""
+
+
+@dataclass(frozen=True)
 class GeneratedScenario:
     """A built-in scenario before it is written to disk."""
 
@@ -133,4 +155,8 @@ class Domain(Protocol):
         """The scripted agent's next call. `policy` is the documented policy overlaid with any
         policy block of the system prompt; `history` holds the calls executed so far (the
         documents already read). Deterministic; must end with `finish`."""
+        ...
+
+    def audit_view(self, environment: ScenarioEnvironment, task: Task) -> AuditView | None:
+        """The episode's scope and write tools for the state audits; None: nothing to audit."""
         ...

@@ -75,6 +75,9 @@ class ToyDomain:
     def generate(self, scenario: str, seed: int) -> Scenario:
         return toy_scenario(name=scenario)
 
+    def audit_view(self, environment: ScenarioEnvironment, task: Task) -> None:
+        return None
+
     def next_call(self, instruction: str, policy: Mapping[str, JSON],
                   history: Sequence[ToolExchange]) -> PlannedCall:
         case_id = instruction.rsplit(" ", 1)[-1].rstrip(".")

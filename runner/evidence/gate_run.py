@@ -4,7 +4,9 @@ Metrics a rule may name (of its `stream`, `model/method` of the gated run):
 - `avg_h`, `avg_f`, `setting.<scenario>.h`, `setting.<scenario>.f`: scores with family bootstrap intervals;
 - `diff.avg_h`, `diff.avg_f`, `diff.<scenario>.h|f`: the paired difference stream - `base`;
 - `cost_per_task` (USD, all purposes, per finished episode) and `latency_p95` (seconds): measured, so
-  judged on their value.
+  judged on their value;
+- `audit.state_match`, `audit.state_unchanged`, `audit.safe_writes`: the state audits' rates x 100 over
+  the stream's retail and banking episodes, with exact Clopper-Pearson intervals (`runner.audits.rates`).
 The pilot rule's r is taken per paired test task over `measure` (less is better) of `base` against
 `treat`; the projected cost is the run's spend per finished episode times the full sweep's tasks, with
 the pilot margin.
@@ -18,7 +20,16 @@ from typing import Any
 
 import orjson
 
-from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, Cell, StreamDraws, paired_values, stream_draws
+from runner.audits.rates import AUDIT_METRICS
+from runner.evidence.bootstrap import (
+    DEFAULT_SPEC,
+    BootstrapSpec,
+    Cell,
+    Interval,
+    StreamDraws,
+    paired_values,
+    stream_draws,
+)
 from runner.evidence.gates import (
     EXIT_CODES,
     GateFile,
@@ -87,6 +98,8 @@ def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamRepor
         value = (report.cost_per_task_usd.total if report.cost_per_task_usd else None) \
             if rule.metric == "cost_per_task" else report.latency_p95_s
         return MetricValue(value, None, report.episodes)
+    if rule.metric.startswith("audit."):
+        return _audit_metric(rule, streams, where)
     if rule.metric.startswith("diff."):
         _, base = evidence.stream(rule.base, where)
         try:
@@ -96,6 +109,19 @@ def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamRepor
                                        "tasks; a paired difference needs both") from None
         return _score(stream_draws(values, spec), rule.metric.removeprefix("diff."), where)
     return _score(stream_draws(task_values(outcomes), spec), rule.metric, where)
+
+
+def _audit_metric(rule: Rule, streams: Mapping[str, StreamReport], where: str) -> MetricValue:
+    name = rule.metric.removeprefix("audit.")
+    if name not in AUDIT_METRICS:
+        raise ShiftbenchInputError(f"{where}: unknown metric {rule.metric!r}; audit metrics: "
+                                   + ", ".join(f"audit.{m}" for m in AUDIT_METRICS))
+    audits = streams[rule.stream].audits
+    if audits is None:
+        return MetricValue(None, None, 0)
+    rate = audits.metric(name)
+    value = None if rate.value is None else 100 * rate.value
+    return MetricValue(value, Interval(100 * rate.ci[0], 100 * rate.ci[1]), rate.total)
 
 
 def _score(draws: StreamDraws, metric: str, where: str) -> MetricValue:

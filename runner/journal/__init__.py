@@ -16,8 +16,9 @@ urgent batches first, a shielded commit, a bad batch fails only its caller).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_ended`, `run_config`,
 `episode(EpisodeRow)`, `unit_done`, `checkpoint(run_id, stream_id, CheckpointKey, position, state)`,
-`model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `delete_run` (`runs rm`). `vacuum(path)` gives a
-deleted run's pages back to the disk.
+`model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `delete_run` (`runs rm`); audits:
+`episode_audit(EpisodeAuditRow)` (with its episode), `audit(AuditRow)`, `audit_case(AuditCaseRow)`,
+`audit_status`. `vacuum(path)` gives a deleted run's pages back to the disk.
 
 Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - the runner: `run`, `done_units`, `checkpoint`, `serving_records_after`, `finished_episodes`,
@@ -27,7 +28,8 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
 - reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `episode_ends`,
   `stream_episodes`;
-- evidence (intervals, compare, gate, verify): `test_outcomes`, `recorded_episodes`, `meta`.
+- evidence (intervals, compare, gate, verify): `test_outcomes`, `recorded_episodes`, `meta`;
+- audits: `episode_audits` (state audits with their stream), `audit`, `audit_cases` (a resume skips them);
 - transcripts, state and export (`runner/views/`): `episode_details` / `episode_matches` (an
   `EpisodeFilter`), `failed_per_setting`, `failed_counts`, `streams_of_run`, `checkpoint_keys`.
 "Spent" has one definition: `Spend` (calls by purpose; the episodes' agent cost when a run journaled
@@ -47,8 +49,11 @@ and `journal.observe(JournalObserver)` for every commit's wait, hand-over and re
 from runner.journal.batch import Batch, Statement
 from runner.journal.reader import Reader, round_trip_us
 from runner.journal.rows import (
+    AuditCaseRow,
+    AuditRow,
     CallUsage,
     CheckpointKey,
+    EpisodeAuditRow,
     EpisodeCost,
     EpisodeDetail,
     EpisodeEnd,
@@ -62,6 +67,7 @@ from runner.journal.rows import (
     RunRow,
     Spend,
     StoredCheckpoint,
+    StoredEpisodeAudit,
     StreamEpisodes,
     StreamNames,
     StreamOfRun,
@@ -74,6 +80,10 @@ from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync, va
 from runner.journal.writer import Journal, JournalObserver, open_journal, read_only
 
 __all__ = [
+    "AuditCaseRow",
+    "AuditRow",
+    "EpisodeAuditRow",
+    "StoredEpisodeAudit",
     "SCHEMA_VERSION",
     "Batch",
     "CallUsage",

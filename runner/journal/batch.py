@@ -11,7 +11,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from runner.journal.rows import CheckpointKey, EpisodeRow, ModelCallRow, NewRun, UnitRow
+from runner.journal.rows import (
+    AuditCaseRow,
+    AuditRow,
+    CheckpointKey,
+    EpisodeAuditRow,
+    EpisodeRow,
+    ModelCallRow,
+    NewRun,
+    UnitRow,
+)
 
 __all__ = ["Batch", "Statement"]
 
@@ -27,6 +36,10 @@ _NEW_RUN = _insert("runs", NewRun._fields, constants="status='running'")
 _UNIT = _insert("units", UnitRow._fields)
 _EPISODE = _insert("episodes", EpisodeRow._fields)
 _MODEL_CALL = _insert("model_calls", ModelCallRow._fields)
+_EPISODE_AUDIT = _insert("episode_audits", EpisodeAuditRow._fields)
+_AUDIT = _insert("audits", AuditRow._fields).replace("INSERT", "INSERT OR IGNORE", 1)
+_AUDIT_CASE = _insert("audit_cases", AuditCaseRow._fields).replace("INSERT", "INSERT OR REPLACE", 1)
+_AUDIT_STATUS = "UPDATE audits SET status = ? WHERE audit_id = ?"
 _UNIT_DONE = "UPDATE units SET status = 'done', attempts = attempts + 1 WHERE run_id = ? AND unit_id = ?"
 _CHECKPOINT = ("INSERT OR REPLACE INTO checkpoints (run_id, stream_id, label, position, state) "
                "VALUES (?, ?, ?, ?, ?)")
@@ -36,8 +49,16 @@ _RUN_STARTED = "UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?"
 _RUN_ENDED = "UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE run_id = ?"
 _RUN_CONFIG = "UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?"
 _META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
-_DELETE_RUN = tuple(f"DELETE FROM {table} WHERE run_id = ?"
-                    for table in ("response_cache", "checkpoints", "model_calls", "episodes", "units", "runs"))
+_OF_AUDITS = "(SELECT audit_id FROM audits WHERE run_id = ?)"
+_DELETE_RUN = (
+    # the run's audits first: their cases, and the calls and answers journaled under their ids
+    f"DELETE FROM audit_cases WHERE audit_id IN {_OF_AUDITS}",
+    f"DELETE FROM model_calls WHERE run_id IN {_OF_AUDITS}",
+    f"DELETE FROM response_cache WHERE run_id IN {_OF_AUDITS}",
+    *(f"DELETE FROM {table} WHERE run_id = ?"
+      for table in ("audits", "episode_audits", "response_cache", "checkpoints", "model_calls", "episodes", "units",
+                    "runs")),
+)
 
 
 class Statement(NamedTuple):
@@ -78,6 +99,21 @@ class Batch:
 
     def episode(self, row: EpisodeRow) -> Batch:
         return self._add("episode", _EPISODE, row)
+
+    def episode_audit(self, row: EpisodeAuditRow) -> Batch:
+        """An episode's state audits, committed with its episode."""
+        return self._add("episode_audit", _EPISODE_AUDIT, row)
+
+    def audit(self, row: AuditRow) -> Batch:
+        """An audit replay (kept as first journaled when it resumes)."""
+        return self._add("audit", _AUDIT, row)
+
+    def audit_case(self, row: AuditCaseRow) -> Batch:
+        """One audited case's verdict: a resumed audit skips the cases it holds."""
+        return self._add("audit_case", _AUDIT_CASE, row)
+
+    def audit_status(self, audit_id: str, status: str) -> Batch:
+        return self._add("audit_status", _AUDIT_STATUS, (status, audit_id))
 
     def unit_done(self, run_id: str, unit_id: str) -> Batch:
         return self._add("unit_done", _UNIT_DONE, (run_id, unit_id))

@@ -15,6 +15,7 @@ from typing import Any
 import aiosqlite
 
 from runner.journal.rows import (
+    AuditRow,
     CallUsage,
     CheckpointKey,
     EpisodeCost,
@@ -27,6 +28,7 @@ from runner.journal.rows import (
     RunRow,
     Spend,
     StoredCheckpoint,
+    StoredEpisodeAudit,
     StreamEpisodes,
     StreamNames,
     StreamOfRun,
@@ -142,6 +144,16 @@ SELECT u.stream_id, u.phase, count(*), sum(e.turns), max(e.finished_at)
 FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
 WHERE e.run_id = ? GROUP BY u.stream_id, u.phase
 """
+
+# ----------------------------------------------------------------------------------------- audits
+_EPISODE_AUDITS = """
+SELECT u.model, u.method, u.scenario, u.phase, a.unit_id, a.state_match, a.state_unchanged,
+       a.writes_proposed, a.writes_executed, a.writes_changing, a.escalated
+FROM episode_audits a JOIN units u ON u.run_id = a.run_id AND u.unit_id = a.unit_id
+WHERE a.run_id = ? ORDER BY u.rowid
+"""
+_AUDIT = f"SELECT {', '.join(AuditRow._fields)} FROM audits WHERE audit_id = ?"
+_AUDIT_CASES = "SELECT case_id, verdict, details FROM audit_cases WHERE audit_id = ? ORDER BY case_id"
 
 
 # --------------------------------------------------------------------------------------- evidence
@@ -291,6 +303,22 @@ class Reader:
     async def checkpoint_keys(self, run_id: str, stream_id: str) -> list[CheckpointKey]:
         return [CheckpointKey.from_label(row[0]) for row in await self._rows(_CHECKPOINT_LABELS, (run_id, stream_id))]
 
+    # -------------------------------------------------------------------------------------- audits
+
+    async def episode_audits(self, run_id: str) -> list[StoredEpisodeAudit]:
+        """Every audited episode of a run, in planning order (reports, gates)."""
+        return [StoredEpisodeAudit(str(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4]), _flag(row[5]),
+                                   _flag(row[6]), int(row[7]), int(row[8]), int(row[9]), bool(row[10]))
+                for row in await self._rows(_EPISODE_AUDITS, (run_id,))]
+
+    async def audit(self, audit_id: str) -> AuditRow | None:
+        rows = await self._rows(_AUDIT, (audit_id,))
+        return AuditRow._make(rows[0]) if rows else None
+
+    async def audit_cases(self, audit_id: str) -> dict[str, tuple[str, bytes]]:
+        """Case id -> (verdict, details JSON) of an audit's finished cases: a resume skips them."""
+        return {row[0]: (row[1], row[2]) for row in await self._rows(_AUDIT_CASES, (audit_id,))}
+
     # ------------------------------------------------------------------------------------ ad hoc
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -310,6 +338,10 @@ class Reader:
             return [tuple(row) for row in await self._connection.execute_fetchall(sql, params)]
         finally:
             self.observer(time.perf_counter() - started)
+
+
+def _flag(value: Any) -> bool | None:
+    return None if value is None else bool(value)
 
 
 def _spends(rows: list[tuple[Any, ...]]) -> dict[str, Spend]:

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 __all__ = [
+    "AuditCaseRow",
+    "AuditRow",
+    "EpisodeAuditRow",
+    "StoredEpisodeAudit",
     "CallUsage",
     "CheckpointKey",
     "EpisodeCost",
@@ -38,6 +42,43 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------------------------- written
+
+class EpisodeAuditRow(NamedTuple):
+    """One episode's state audits (`simulators.audit`); a None check is missing, never a pass."""
+
+    run_id: str
+    unit_id: str
+    stream_id: str
+    state_match: bool | None
+    state_unchanged: bool | None
+    writes_proposed: int
+    writes_executed: int
+    writes_changing: int
+    escalated: bool
+    details: bytes
+
+
+class AuditRow(NamedTuple):
+    """An audit replay of a run (faults, metamorphic): its id names run, kind, spec and code version."""
+
+    audit_id: str
+    run_id: str
+    kind: str
+    spec: str
+    code_version: str
+    created_at: float
+    status: str
+
+
+class AuditCaseRow(NamedTuple):
+    """One audited case's verdict and what it rests on (JSON)."""
+
+    audit_id: str
+    case_id: str
+    verdict: str
+    details: bytes
+    finished_at: float
+
 
 class NewRun(NamedTuple):
     """A run as `start_sweep` journals it (status 'running'); config and dataset_files are JSON text."""
@@ -364,3 +405,19 @@ class EpisodeDetail(NamedTuple):
     end_reason: str
     record: bytes
     finished_at: float
+
+
+class StoredEpisodeAudit(NamedTuple):
+    """An episode's state audits with where it belongs (reports, gates)."""
+
+    model: str
+    method: str
+    scenario: str
+    phase: str
+    unit_id: str
+    state_match: bool | None
+    state_unchanged: bool | None
+    writes_proposed: int
+    writes_executed: int
+    writes_changing: int
+    escalated: bool

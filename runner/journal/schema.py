@@ -16,9 +16,10 @@ from simulators.errors import ShiftbenchInputError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer"]
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
-`usage_estimated` (the provider sent no usage; the tokens are estimated from bytes)."""
+`usage_estimated` (the provider sent no usage; the tokens are estimated from bytes).
+5: state audits per episode (`episode_audits`), audit replays (`audits`, `audit_cases`)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,6 +69,22 @@ CREATE TABLE IF NOT EXISTS response_cache (
     response BLOB NOT NULL, created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS cache_by_unit ON response_cache (run_id, unit_id);
+CREATE TABLE IF NOT EXISTS episode_audits (
+    run_id TEXT NOT NULL, unit_id TEXT NOT NULL, stream_id TEXT NOT NULL,
+    state_match INTEGER, state_unchanged INTEGER,
+    writes_proposed INTEGER NOT NULL, writes_executed INTEGER NOT NULL, writes_changing INTEGER NOT NULL,
+    escalated INTEGER NOT NULL, details BLOB NOT NULL,
+    PRIMARY KEY (run_id, unit_id)
+);
+CREATE TABLE IF NOT EXISTS audits (
+    audit_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, kind TEXT NOT NULL, spec TEXT NOT NULL,
+    code_version TEXT NOT NULL, created_at REAL NOT NULL, status TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_cases (
+    audit_id TEXT NOT NULL, case_id TEXT NOT NULL, verdict TEXT NOT NULL, details BLOB NOT NULL,
+    finished_at REAL NOT NULL,
+    PRIMARY KEY (audit_id, case_id)
+);
 """
 
 _PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=10000")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simulators.domain import DomainWorld, Grade, Judge, PlannedCall, ToolExchange
+from simulators.domain import AuditView, DomainWorld, Grade, Judge, PlannedCall, ToolExchange
 from simulators.domains.banking import grader, planner, world
 from simulators.domains.banking.generator import generate_scenario
 from simulators.protocol import JSON, Scenario, ScenarioEnvironment, Task
@@ -35,3 +35,8 @@ class BankingDomain:
         self, instruction: str, policy: Mapping[str, JSON], history: Sequence[ToolExchange]
     ) -> PlannedCall:
         return planner.next_call(instruction, policy, history)
+
+    def audit_view(self, environment: ScenarioEnvironment, task: Task) -> AuditView | None:
+        case_id = world.episode_case_id(environment, task)
+        return AuditView(write_tools=planner.DECISION_TOOLS, escalation_tools=frozenset({"escalate_case"}),
+                         own=frozenset({("cases", case_id)} if case_id else set()), initial=environment.world)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simulators.domain import DomainWorld, Grade, Judge, PlannedCall, ToolExchange
+from simulators.domain import AuditView, DomainWorld, Grade, Judge, PlannedCall, ToolExchange
 from simulators.domains.pitch.generator import generate_scenario
 from simulators.domains.pitch.grader import grade_pitch
 from simulators.domains.pitch.planner import next_call
@@ -37,3 +37,6 @@ class PitchDomain:
         self, instruction: str, policy: Mapping[str, JSON], history: Sequence[ToolExchange]
     ) -> PlannedCall:
         return next_call(instruction, policy, history)
+
+    def audit_view(self, environment: ScenarioEnvironment, task: Task) -> AuditView | None:
+        return None  # a pitch changes no world: nothing to audit

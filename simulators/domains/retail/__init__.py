@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simulators.domain import DomainWorld, Grade, Judge, PlannedCall, ToolExchange
+from simulators.domain import AuditView, DomainWorld, Grade, Judge, PlannedCall, ToolExchange
 from simulators.domains.retail import generator, grader, planner, world
 from simulators.protocol import JSON, Scenario, ScenarioEnvironment, Task
 
@@ -87,6 +87,9 @@ class RetailDomain:
     def next_call(self, instruction: str, policy: Mapping[str, JSON],
                   history: Sequence[ToolExchange]) -> PlannedCall:
         return planner.next_call(instruction, policy, history)
+
+    def audit_view(self, environment: ScenarioEnvironment, task: Task) -> AuditView | None:
+        return world.audit_view(environment, task)
 
 
 DOMAIN = RetailDomain()

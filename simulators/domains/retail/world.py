@@ -16,15 +16,17 @@ from collections.abc import Mapping
 
 import orjson
 
+from simulators.domain import AuditView
 from simulators.domains.retail import reads, writes
 from simulators.domains.retail.reference_tools import Handler, argument_error, reference_handlers
 from simulators.domains.retail.scope import episode_orders, world_index
 from simulators.domains.retail.state import EpisodeState
 from simulators.domains.retail.store_config import StoreConfig, reference_config
+from simulators.domains.retail.vocab import TOOL_OP
 from simulators.errors import ToolError
 from simulators.protocol import JSON, ScenarioEnvironment, Task
 
-__all__ = ["HANDLERS", "RetailWorld", "new_world", "store_config_for"]
+__all__ = ["audit_view", "HANDLERS", "RetailWorld", "new_world", "store_config_for"]
 
 HANDLERS: dict[str, Handler] = {
     "find_user_id_by_name_zip": reads.find_user_id_by_name_zip,
@@ -103,3 +105,19 @@ def new_world(environment: ScenarioEnvironment, task: Task) -> RetailWorld:
     if handlers is None:
         handlers = _REFERENCE_HANDLERS.setdefault(task.scenario, reference_handlers(config))
     return RetailWorld(state, handlers, reference=True)
+
+
+WRITE_TOOLS = frozenset({*TOOL_OP, "place_order"})
+"""The store's tools that change records."""
+
+
+def audit_view(environment: ScenarioEnvironment, task: Task) -> AuditView:
+    """The episode's own records are its order(s) and their customer, plus orders it places for that
+    customer; the store has no escalation tool."""
+    orders = environment.world.get("orders", {})
+    own_orders = episode_orders(environment.world, task, metadata_first=store_config_for(environment, task.scenario)
+                                is not None)
+    owner = str(orders[own_orders[0]].get("user_id", "")) if own_orders else ""
+    own = {("orders", order_id) for order_id in own_orders} | ({("users", owner)} if owner else set())
+    return AuditView(write_tools=WRITE_TOOLS, escalation_tools=frozenset(), own=frozenset(own),
+                     initial=environment.world, owner=("user_id", owner) if owner else None)
