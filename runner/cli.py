@@ -20,6 +20,7 @@ import anyio
 import orjson
 
 from methods.registry import METHOD_REGISTRY
+from runner.audits.cli import add_audit_parser, run_audit_command
 from runner.cli_workbench import (
     WORKBENCH_COMMANDS,
     WorkbenchCommand,
@@ -113,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"size of --full's long-context request (default {CONTEXT_PROBE_TOKENS:,})")
     _add_data(commands.add_parser("data", help="build or check a dataset"))
     add_workbench_commands(commands, _add_journal)
+    add_audit_parser(commands.add_parser("audit", help="fault-recovery and metamorphic audits of a run"),
+                     _add_journal)
     return parser
 
 
@@ -380,7 +383,12 @@ def _with_journal(command: WorkbenchCommand) -> Callable[[argparse.Namespace], i
     return run
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    return run_audit_command(args, _journal(args))
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "audit": _cmd_audit,
     "run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "report": _cmd_report,
     "methods": _cmd_methods, "data": _cmd_data, "probe": _cmd_probe, "compare": _cmd_compare,
     "verify": _cmd_verify, "gate": _cmd_gate, "lock": _cmd_lock,

@@ -274,6 +274,22 @@ class Engine:
         self._unsaved[stream.stream_id] = len(records)
         return method
 
+    async def method_as_of(self, stream: Stream, task: Task) -> Method:
+        """The method as it was when `task` ran (an audit's replay asks): a test task sees its window's
+        frozen state; a serving task the state before its block, i.e. the last window-end checkpoint
+        before its window, then `learn` replayed on that window's journaled blocks before its own."""
+        method = self._build_method(stream)
+        earlier = task.window if task.split == "test" else task.window - 1
+        method.load(await self._window_state(stream, earlier, {}))
+        if task.split == "test":
+            return method
+        journaled = await self.journal.read.serving_records_after(self.run_id, stream.stream_id, 0)
+        for block in serving_blocks(window_tasks(stream.serving, task.window), self.block_size):
+            if task in block:
+                break
+            await method.learn([EpisodeRecord.from_json(orjson.loads(journaled[t.task_id])) for t in block])
+        return method
+
     async def _done_units(self, stream: Stream) -> set[str]:
         return await self.journal.read.done_units(self.run_id, stream.stream_id)
 

@@ -131,6 +131,8 @@ class WatchedWorld:
         except ToolError:
             self.calls.append(WatchedCall(name, dict(arguments), False, _changed(self._inner, before)))
             raise
+        if getattr(self._inner, "last_call_faulted", False):
+            return observation  # an audit's injected result: the call never reached a tool
         self.calls.append(WatchedCall(name, dict(arguments), True, _changed(self._inner, before)))
         return observation
 
@@ -179,10 +181,12 @@ class EpisodeAudit:
     state_unchanged: StateCheck
     unsafe: UnsafeWrites = field(default_factory=UnsafeWrites)
     escalated: bool = False
+    final_hash: str = ""
+    """canonical_hash of the final world: replays compare outcomes by it."""
 
     def to_json(self) -> JSON:
         return {"state_match": self.state_match.to_json(), "state_unchanged": self.state_unchanged.to_json(),
-                "unsafe_writes": self.unsafe.to_json(), "escalated": self.escalated}
+                "unsafe_writes": self.unsafe.to_json(), "escalated": self.escalated, "final_hash": self.final_hash}
 
 
 def gold_snapshot(domain: Domain, environment: ScenarioEnvironment, task: Task) -> JSON:
@@ -205,6 +209,7 @@ def audit_episode(domain: Domain, environment: ScenarioEnvironment, task: Task, 
         state_unchanged=state_unchanged(final, view),
         unsafe=unsafe_writes(world.calls, task.evaluator.actions, view.write_tools),
         escalated=any(c.name in view.escalation_tools and c.accepted for c in world.calls),
+        final_hash=canonical_hash(final),
     )
 
 

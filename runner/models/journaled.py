@@ -45,10 +45,13 @@ def _decode(raw: bytes) -> ModelResponse:
 
 class JournaledModel:
     def __init__(self, inner: ModelClient, journal: Journal, run_id: str, unit_id: str, stream_id: str,
-                 purpose: Purpose = "agent", replayable: Container[str] | None = None) -> None:
+                 purpose: Purpose = "agent", replayable: Container[str] | None = None,
+                 replay_from: str | None = None) -> None:
         """`replayable`: the units that have cached answers (None: any unit may have). A unit outside it
         has never had a call answered, so its calls never read the journal: on a fresh run, all of them.
-        A unit inside it reads its answers once, at its first call, and answers the rest from memory."""
+        A unit inside it reads its answers once, at its first call, and answers the rest from memory.
+        `replay_from`: a recorded run whose paid answers to the same unit also answer (an audit's
+        replay of that run pays nothing for the turns the recording already paid for)."""
         self._inner = inner
         self._journal = journal
         self._run_id = run_id
@@ -57,6 +60,8 @@ class JournaledModel:
         self._purpose = purpose
         self._look_up = replayable is None or unit_id in replayable
         self._answers: dict[str, bytes] | None = None
+        self._replay_from = replay_from
+        self._recorded: dict[str, bytes] | None = None
 
     @property
     def name(self) -> str:
@@ -65,6 +70,8 @@ class JournaledModel:
     async def respond(self, request: ModelRequest) -> ModelResponse:
         key = request_hash(self._run_id, self._unit_id, self.name, request)
         cached = await self._cached(key)
+        if cached is None and self._replay_from is not None:
+            key, cached = await self._recorded_answer(request, key)
         if cached is not None:
             response = _decode(cached)
             # Replayed: nothing is paid again; the call is journaled at zero cost for the record.
@@ -101,6 +108,15 @@ class JournaledModel:
             from_cache, usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
             usage.output_tokens, cost, latency, time.time(), error, usage.estimated,
         ))
+
+    async def _recorded_answer(self, request: ModelRequest, own_key: str) -> tuple[str, bytes | None]:
+        """The recorded run's paid answer to this request (its key), or (own key, None)."""
+        assert self._replay_from is not None
+        if self._recorded is None:
+            self._recorded = await self._journal.read.cached_answers(self._replay_from, self._unit_id)
+        key = request_hash(self._replay_from, self._unit_id, self.name, request)
+        found = self._recorded.get(key)
+        return (key, found) if found is not None else (own_key, None)
 
     async def _cached(self, key: str) -> bytes | None:
         """The unit's paid answer to this request, if any: its answers are read from the journal once."""

@@ -1,7 +1,9 @@
 """The offline `scripted` model: a deterministic agent behind the same interface as real providers.
 
-Model names: `scripted` (= `scripted:oracle`, which reads policy blocks in its system prompt) and
-`scripted:docs` (documents only). It is not a language model: it costs nothing and reports no tokens.
+Model names: `scripted` (= `scripted:oracle`, which reads policy blocks in its system prompt),
+`scripted:docs` (documents only), and the audit variants `scripted:recovering`, `scripted:reckless`,
+`scripted:gullible` (`simulators.scripted` says what each does).
+It is not a language model: it costs nothing and reports no tokens.
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ class ClientStack:
     model_concurrency: int
     replayable: Container[str] | None = None
     """Units with cached answers (from the journal, at start); None: any unit may have some."""
+    replay_from: str | None = None
+    """An audit's recorded run: its paid answers answer the same unit's identical requests for free."""
 
     def __post_init__(self) -> None:
         run_wide = PriorityLimiter(self.concurrency)
@@ -52,4 +54,5 @@ class ClientStack:
         priced = PricedModel(entry.client, self.prices.get(model), self.budget, self.progress, purpose,
                              max_attempts=entry.max_attempts)
         gated = GatedModel(priced, self._gates[model], priority)
-        return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable)
+        return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,
+                              self.replay_from)
