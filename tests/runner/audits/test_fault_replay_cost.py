@@ -69,9 +69,7 @@ async def test_fault_replays_pay_only_after_the_fault_and_resume(built_suite: Pa
         async with anyio.create_task_group() as group:
             group.start_soon(run_fault_audit, journal, outcome.run_id, spec)
             await gate.parked.wait()
-            with anyio.fail_after(120):
-                while await journaled_cases(journal) < 1:
-                    await anyio.sleep(0.05)
+            await until_journaled(journal, 1)
             group.cancel_scope.cancel()
         first_leg = mock.requests[before:]
         gate.hold_after = None
@@ -95,7 +93,16 @@ async def test_fault_replays_pay_only_after_the_fault_and_resume(built_suite: Pa
         spent = await reader.spend(report.audit_id)
         run_spend = await reader.spend(outcome.run_id)
     assert spent.total > 0  # the audit's new calls are priced under its own id ...
-    assert run_spend.total == pytest.approx((await _run_spend_before(journal, outcome.run_id)))
+    assert run_spend.total == pytest.approx(await _run_spend_before(journal, outcome.run_id))
+
+
+async def until_journaled(journal: Path, cases: int) -> None:
+    """Wait on the journal's progress (a generous safety net, no race: the case is not blocked)."""
+    for _ in range(2400):
+        if await journaled_cases(journal) >= cases:
+            return
+        await anyio.sleep(0.05)
+    raise AssertionError("the audit journaled no case in 120 s")
 
 
 async def journaled_cases(journal: Path) -> int:
