@@ -22,7 +22,7 @@ from simulators.domains.retail.reference_tools import Handler, argument_error, r
 from simulators.domains.retail.scope import episode_orders, world_index
 from simulators.domains.retail.state import EpisodeState
 from simulators.domains.retail.store_config import StoreConfig, reference_config
-from simulators.domains.retail.vocab import TOOL_OP
+from simulators.domains.retail.vocabulary import TOOL_OP
 from simulators.errors import ToolError
 from simulators.protocol import JSON, ScenarioEnvironment, Task
 
