@@ -11,6 +11,8 @@ import anyio
 import orjson
 
 from runner.audits.faults import FAULTS, VERDICTS, FaultSpec, run_fault_audit
+from runner.audits.metamorphic import DEFAULT_MIN_KEPT, RELATIONS, run_metamorphic_audit
+from runner.audits.transforms import BUILT_IN
 
 __all__ = ["add_audit_parser", "run_audit_command"]
 
@@ -25,6 +27,17 @@ def add_audit_parser(audit: argparse.ArgumentParser, add_journal: Callable[[argp
     faults.add_argument("--budget", type=float, help="hard cap in USD on the audit's new calls")
     faults.add_argument("--json", action="store_true")
     add_journal(faults)
+    meta = kinds.add_parser("metamorphic", help="run derived source~transform cases beside their sources")
+    meta.add_argument("run_id")
+    meta.add_argument("--transform", required=True,
+                      help=f"a built-in ({', '.join(BUILT_IN)}) or a JSON file with name and template or replace")
+    meta.add_argument("--labels", type=Path, help='JSONL of {"case": "<source>~<transform>", "kept": true|false}')
+    meta.add_argument("--min-kept", type=float, default=DEFAULT_MIN_KEPT,
+                      help=f"the 95%% lower bound of kept/pairs a transform needs to count "
+                           f"(default {DEFAULT_MIN_KEPT})")
+    meta.add_argument("--budget", type=float, help="hard cap in USD on the audit's new calls")
+    meta.add_argument("--json", action="store_true")
+    add_journal(meta)
 
 
 def run_audit_command(args: argparse.Namespace, journal: Path) -> int:
@@ -33,7 +46,10 @@ def run_audit_command(args: argparse.Namespace, journal: Path) -> int:
         report = anyio.run(run_fault_audit, journal, args.run_id, spec, args.budget)
         print(_json(report.to_json()) if args.json else _fault_text(report.to_json()))
         return 0 if report.status == "completed" else 1
-    raise AssertionError(args.audit_command)
+    result = anyio.run(run_metamorphic_audit, journal, args.run_id, args.transform, args.labels, args.min_kept,
+                       args.budget)
+    print(_json(result) if args.json else _metamorphic_text(result))
+    return 0 if result["status"] == "completed" else 1
 
 
 def _json(value: Any) -> str:
@@ -46,4 +62,18 @@ def _fault_text(report: dict[str, Any]) -> str:
     for case in report["cases"]:
         if case["verdict"] != "not_applicable":
             lines.append(f"  {case['verdict']:<14} {case['case']}")
+    return "\n".join(lines)
+
+
+def _metamorphic_text(report: dict[str, Any]) -> str:
+    labels = report["labels"]
+    trust = "checked" if report["checked"] else "UNCHECKED (not enough validity labels: results do not count yet)"
+    lines = [f"audit {report['audit_id']}: {report['status']}",
+             f"transform {report['transform']}: {trust}; labels kept {labels['kept']}/{labels['pairs']}, "
+             f"lower bound {labels['lower_bound']:.3f} (min {labels['min_kept']:g})"]
+    for name in RELATIONS:
+        rate = report["relations"][name]
+        lo, hi = rate["ci"]
+        lines.append(f"  {name:<13} {rate['pass']}/{rate['total']} [{100 * lo:.1f}%, {100 * hi:.1f}%]")
+        lines += [f"    broken: {case}" for case in rate["failing"][:20]]
     return "\n".join(lines)

@@ -195,8 +195,10 @@ class FaultReport:
 async def run_fault_audit(journal: Path, run_id: str, spec: FaultSpec, budget: float | None = None) -> FaultReport:
     spec = spec.check()
     key = {"tool": spec.tool, "fault": spec.fault, "nth": spec.nth}
-    async with open_replay(journal, run_id, "faults", key, budget) as replay:
-        _check_tool(replay, spec.tool)
+    def check(found: list[Recorded]) -> None:
+        _check_tool(found, spec.tool)
+
+    async with open_replay(journal, run_id, "faults", key, budget, check) as replay:
         status = await _run_cases(replay, spec)
         done = await replay.journal.read.audit_cases(replay.audit_id)
     counts = Counter(verdict for verdict, _ in done.values())
@@ -204,8 +206,8 @@ async def run_fault_audit(journal: Path, run_id: str, spec: FaultSpec, budget: f
     return FaultReport(replay.audit_id, status, {v: counts.get(v, 0) for v in VERDICTS}, cases)
 
 
-def _check_tool(replay: Replay, tool: str) -> None:
-    known = {name for e in replay.episodes for name in e.stream.scenario.environment.tool_names()}
+def _check_tool(episodes: list[Recorded], tool: str) -> None:
+    known = {name for e in episodes for name in e.stream.scenario.environment.tool_names()}
     if tool not in known:
         raise ShiftbenchInputError(f"--tool: the run's scenarios have no tool '{tool}'; "
                                    f"tools: {', '.join(sorted(known))}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,8 +79,9 @@ def audit_id_for(run_id: str, kind: str, spec: object) -> str:
 
 
 @asynccontextmanager
-async def open_replay(journal_path: Path, run_id: str, kind: str, spec: object,
-                      budget: float | None = None) -> AsyncIterator[Replay]:
+async def open_replay(journal_path: Path, run_id: str, kind: str, spec: object, budget: float | None = None,
+                      check: Callable[[list[Recorded]], None] | None = None) -> AsyncIterator[Replay]:
+    """`check` refuses bad input against the recorded episodes before anything is written."""
     async with open_journal(journal_path, create=False) as journal:
         config, dataset = await _load(journal, journal_path, run_id)
         audit_id = audit_id_for(run_id, kind, spec)
@@ -88,6 +89,8 @@ async def open_replay(journal_path: Path, run_id: str, kind: str, spec: object,
         try:
             engine = await _engine(journal, run_id, audit_id, config, models, budget)
             episodes = await _episodes(journal, run_id, config, dataset)
+            if check is not None:
+                check(episodes)
             await journal.commit(Batch().audit(AuditRow(audit_id, run_id, kind, orjson.dumps(spec).decode(),
                                                         code_version(), time.time(), "running")))
             done = await journal.read.audit_cases(audit_id)
