@@ -134,9 +134,8 @@ async def _episodes(journal: Journal, run_id: str, config: SweepConfig, dataset:
                            learns=lambda name: get_method_spec(name).learns, pilot=config.pilot)
     units = {stream.unit_id(unit.task): (stream, unit.task) for stream in streams for unit in stream.units()}
     found = []
-    for row in await journal.read.episode_records(run_id):
-        unit_id, raw = str(row[0]), row[-1]
-        if unit_id in units:
-            stream, task = units[unit_id]
-            found.append(Recorded(unit_id, stream, task, EpisodeRecord.from_json(orjson.loads(raw))))
+    for row in await journal.read.recorded_episodes(run_id):
+        if row.unit_id in units:
+            stream, task = units[row.unit_id]
+            found.append(Recorded(row.unit_id, stream, task, EpisodeRecord.from_json(orjson.loads(row.record))))
     return found
