@@ -5,6 +5,8 @@ fault are sent and priced, and an interrupted audit resumes without sending a fi
 from __future__ import annotations
 
 import dataclasses
+import json
+import sys
 from pathlib import Path
 
 import anyio
@@ -120,3 +122,32 @@ async def _run_spend_before(journal: Path, run_id: str) -> float:
         rows = await reader.fetchall("SELECT sum(cost_usd) FROM model_calls WHERE run_id = ? AND from_cache = 0",
                                      (run_id,))
     return float(rows[0][0] or 0.0)
+
+
+async def test_a_killed_fault_audit_resumes_where_its_journal_stopped(built_suite: Path, tmp_path: Path) -> None:
+    gate = Gate()
+    journal = tmp_path / "j.sqlite"
+    async with serve_mock(gate) as mock:
+        model = f"openai-compatible:mock@{mock.base_url}/v1"
+        config = SweepConfig(models=(model,), methods=("blind",), scenarios=("banking_l1",),
+                             dataset=str(built_suite), pilot=1, prices={model: PRICE})
+        outcome = await start_sweep(config, journal, "none", quiet)
+        async with read_only(journal) as reader:
+            episodes = await reader.episode_count(outcome.run_id)
+        command = [sys.executable, "-m", "runner.cli", "audit", "faults", outcome.run_id, "--tool", TOOL,
+                   "--fault", "timeout", "--journal", str(journal), "--json"]
+        gate.seen, gate.hold_after = 0, episodes + 1  # one case can finish; the rest park
+        process = await anyio.open_process(command)
+        try:
+            await until_journaled(journal, 1)
+        finally:
+            process.kill()  # SIGKILL: no clean-up, no shielded writes
+            await process.wait()
+        gate.hold_after = None
+        before = len(mock.requests)
+        result = await anyio.run_process(command)
+        resumed = mock.requests[before:]
+    report = json.loads(result.stdout)
+    assert report["status"] == "completed" and sum(report["verdicts"].values()) == episodes
+    assert report["verdicts"]["missing"] == 0
+    assert len(resumed) <= 2 * (episodes - 1)  # the case journaled before the kill is not replayed
