@@ -42,3 +42,9 @@ def test_audit_commands_print_their_json_shapes_and_refuse_bad_input(built_suite
     assert main(["audit", "metamorphic", run_id, "--transform", str(tmp_path / "none.json"),
                  "--journal", journal]) == 2
     assert "--transform" in capsys.readouterr().err
+
+    # `runs rm` takes the run's audits with it: their cases, calls and answers.
+    assert main(["runs", "rm", run_id, "--journal", journal]) == 0
+    with sqlite3.connect(journal) as db:
+        for table in ("audits", "audit_cases", "episode_audits", "model_calls", "response_cache"):
+            assert db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
