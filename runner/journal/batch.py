@@ -36,7 +36,8 @@ _NEW_RUN = _insert("runs", NewRun._fields, constants="status='running'")
 _UNIT = _insert("units", UnitRow._fields)
 _EPISODE = _insert("episodes", EpisodeRow._fields)
 _MODEL_CALL = _insert("model_calls", ModelCallRow._fields)
-_EPISODE_AUDIT = _insert("episode_audits", EpisodeAuditRow._fields)
+# OR REPLACE: an episode run again (its unit re-queued) carries the audit of the run that counts
+_EPISODE_AUDIT = _insert("episode_audits", EpisodeAuditRow._fields).replace("INSERT", "INSERT OR REPLACE", 1)
 _AUDIT = _insert("audits", AuditRow._fields).replace("INSERT", "INSERT OR IGNORE", 1)
 _AUDIT_CASE = _insert("audit_cases", AuditCaseRow._fields).replace("INSERT", "INSERT OR REPLACE", 1)
 _AUDIT_STATUS = "UPDATE audits SET status = ? WHERE audit_id = ?"
