@@ -1,7 +1,8 @@
 """Retail adapter: which (operation, attribute, value) cells the store currently refuses, and with which code.
 
-The retail schema (simulators/domains/retail/__init__.py) refuses an operation when an attribute of the
-request takes a listed value, so the table is one cell per (op, attribute, value). A cell holds when its
+The retail schema (simulators/domains/retail/vocabulary.py, whose names, rule reader and fact reading
+this adapter uses) refuses an operation when an attribute of the request takes a listed value, so the
+table is one cell per (op, attribute, value). A cell holds when its
 status was last seen allowed or refused and which refusal codes scored; the block writes, per
 (op, attribute) whose learned cells differ from the documents, the full deny list grouped by code.
 
@@ -29,7 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from methods.tabular.common import NEVER, Call, calls_of, documented_rules, lookups
-from simulators.domains.retail.facts import method_kind, payment_kind, refund_target
+from simulators.domains.retail.facts import leg_facts as world_leg_facts
+from simulators.domains.retail.model import Leg, Records
 from simulators.domains.retail.parsing import ParsedLeg, parse_instruction
 from simulators.domains.retail.vocabulary import (
     ATTRIBUTES,
@@ -38,6 +40,7 @@ from simulators.domains.retail.vocabulary import (
     TOOL_OP,
     WHOLE_ORDER_OPS,
     Condition,
+    Facts,
     parse_policy,
 )
 from simulators.protocol import JSON, TaskView
@@ -60,46 +63,22 @@ def _dicts(value: JSON) -> list[Mapping[str, JSON]]:
 
 
 def leg_facts(leg: ParsedLeg, user: Mapping[str, JSON], order: Mapping[str, JSON],
-              products: Mapping[str, Mapping[str, JSON]]) -> dict[str, frozenset[str]] | None:
-    """attribute -> values, as the schema defines them; None when an item is not in the order (the
-    world refuses that, not the policy)."""
-    methods = user.get("payment_methods")
-    methods = methods if isinstance(methods, dict) else {}
-    items = _dicts(order.get("items"))
-    product_of = {str(item.get("item_id")): str(item.get("product_id")) for item in items}
+              products: Mapping[str, Mapping[str, JSON]]) -> Facts | None:
+    """attribute -> values, as the schema defines them (`facts.leg_facts`, the world's own reading);
+    None when an item is not in the order (the world refuses that, not the policy). An exchange or
+    modification is read over the named items the order holds."""
+    held = {str(item.get("item_id")) for item in _dicts(order.get("items"))}
     if leg.op in WHOLE_ORDER_OPS:
-        scope = [str(item.get("item_id")) for item in items]
+        scope = tuple(held)
     elif leg.op == "return":
-        scope = list(leg.item_ids)
+        scope = leg.item_ids
     else:
-        scope = [item_id for item_id in leg.item_ids if item_id in product_of]
-    if not scope or any(item_id not in product_of for item_id in scope):
+        scope = tuple(item_id for item_id in leg.item_ids if item_id in held)
+    if not scope or any(item_id not in held for item_id in scope):
         return None
-    address = order.get("address")
-    address = address if isinstance(address, dict) else {}
-    facts = {
-        "status": frozenset({str(order.get("status", ""))}),
-        "payment": frozenset({payment_kind(order, methods)}),
-        "membership": frozenset({str(user.get("membership", ""))}),
-        "ship_state": frozenset({str(address.get("state", ""))}),
-    }
-    categories, classes = set(), set()
-    for item_id in scope:
-        product = products.get(product_of[item_id], {})
-        categories.add(str(product.get("category", "unknown")))
-        variants = product.get("variants")
-        variant = variants.get(item_id, {}) if isinstance(variants, dict) else {}
-        classes.add("clearance" if isinstance(variant, dict) and variant.get("clearance") else "regular")
-    facts["category"], facts["item_class"] = frozenset(categories), frozenset(classes)
-    if leg.op in ("cancel", "return"):
-        facts["reason"] = frozenset({leg.reason})
-    if leg.op == "return":
-        facts["refund_to"] = frozenset({refund_target(leg.payment_method_id, order, methods)})
-    if leg.op in ("exchange", "modify_items", "modify_payment"):
-        facts["pay_with"] = frozenset({method_kind(leg.payment_method_id, methods)})
-    if leg.op == "modify_address":
-        facts["new_state"] = frozenset({leg.address.get("state", "")})
-    return facts
+    request = Leg(leg.op, leg.order_id, scope, payment_method_id=leg.payment_method_id, reason=leg.reason,
+                  address=leg.address)
+    return world_leg_facts(request, Records(user, order, products))
 
 
 def cells_of(op: str, facts: Mapping[str, frozenset[str]]) -> list[str]:
