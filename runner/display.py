@@ -29,6 +29,7 @@ __all__ = [
     "running_scores",
     "status_line",
     "stream_scores",
+    "stream_state",
 ]
 
 DISPLAY_KINDS = ("auto", "rich", "plain", "none")
@@ -79,6 +80,7 @@ def status_line(progress: RunProgress) -> str:
     percent = 100 * done / total if total else 0.0
     parts = [
         f"[{_duration(progress.clock() - progress.started)}] {progress.status} {done}/{total} units ({percent:.0f}%)",
+        *([f"stopping: {progress.stop_reason}"] if progress.stop_reason else []),
         f"H {_score(avg_h)} F {_score(avg_f)}",
         f"tokens {_count(progress.input_tokens)} in {_count(progress.output_tokens)} out",
         _spend(progress),
@@ -126,6 +128,27 @@ def _spend(progress: RunProgress) -> str:
     if progress.budget_usd is not None:
         text += f", cap ${progress.budget_usd:.2f}"
     return text
+
+
+def stream_state(stream: StreamProgress, progress: RunProgress) -> str:
+    """What a stream is doing, in the words that tell stuck from slow."""
+    if stream.phase in ("done", "stopped"):
+        return stream.phase
+    if progress.stop_reason:
+        return "stopping"
+    wait = stream.quota_until - progress.clock()
+    if wait > 0:
+        return f"waiting for quota ({wait:.0f}s)"
+    return stream.phase
+
+
+def _in_flight(stream: StreamProgress) -> str:
+    """How many episodes are in flight and the turn each is on (a few, highest first)."""
+    if not stream.in_flight:
+        return "-"
+    turns = sorted(stream.in_flight.values(), reverse=True)
+    shown = ", ".join(str(t) for t in turns[:4]) + (", ..." if len(turns) > 4 else "")
+    return f"{len(turns)} ({shown})"
 
 
 # ---------------------------------------------------------------- displays
@@ -210,16 +233,22 @@ class RichDisplay:
     def _stream_table(self) -> Table:
         table = Table(expand=False, box=None, header_style="bold", pad_edge=False)
         # The window is the dataset's own id (0- or 1-based, as the data says), as in the report.
-        for name in ("model", "method", "scenario", "phase", "window", "windows", "done"):
-            table.add_column(name, justify="right" if name in ("window", "windows", "done") else "left")
-        table.add_column("Avg H", justify="right")
-        table.add_column("Avg F", justify="right")
+        right = {"window", "done", "Avg H", "Avg F", "spend", "ep/min", "last done"}
+        for name in ("model", "method", "scenario", "state", "window", "done", "Avg H", "Avg F", "spend",
+                     "ep/min", "last done", "in flight (turns)"):
+            table.add_column(name, justify="right" if name in right else "left")
         shown, hidden = self._visible_streams()
+        now, started = self.progress.clock(), self.progress.started
         for stream in shown:
             avg_h, avg_f = stream_scores(stream)
-            table.add_row(stream.model, stream.method, stream.scenario, stream.phase,
-                          str(stream.window), str(stream.windows), f"{stream.done}/{stream.total}",
-                          _score(avg_h), _score(avg_f))
+            rate = stream.episodes_per_minute(now, started)
+            ended = stream.phase in ("done", "stopped")
+            quiet = "-" if ended else f"{stream.since_progress(now, started):.0f}s ago"
+            table.add_row(stream.model, stream.method, stream.scenario, stream_state(stream, self.progress),
+                          f"{stream.window}/{stream.windows}", f"{stream.done}/{stream.total}",
+                          _score(avg_h), _score(avg_f), f"${stream.spent_usd:.2f}",
+                          "-" if rate is None else f"{rate:.1f}",
+                          quiet, _in_flight(stream))
         if hidden:
             finished = sum(stream.phase == "done" for stream in hidden)
             table.caption = f"+{len(hidden)} more streams ({finished} done)"
@@ -235,7 +264,9 @@ class RichDisplay:
         progress = self.progress
         avg_h, avg_f = running_scores(progress)
         done, total = progress.done, progress.total
+        stop = [Text(f"stopping: {progress.stop_reason}", style="bold red")] if progress.stop_reason else []
         return [
+            *stop,
             Text(f"run {progress.run_id} {progress.status}  {done}/{total} units  "
                  f"Avg H {_score(avg_h)}  Avg F {_score(avg_f)}  "
                  f"elapsed {_duration(progress.clock() - progress.started)}  ETA {_eta(progress)}"),

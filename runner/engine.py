@@ -55,10 +55,14 @@ class StopControl:
     requested: bool = False
     reason: str = ""
     status: str = "interrupted"
+    progress: RunProgress | None = None
+    """The dashboard's state: shows the stop and its reason from the moment it is requested."""
 
     def request(self, reason: str, status: str = "interrupted") -> None:
         if not self.requested:
             self.requested, self.reason, self.status = True, reason, status
+            if self.progress is not None:
+                self.progress.status, self.progress.stop_reason = "stopping", reason
 
 
 JudgeFactory = Callable[[Stream, str], Judge | None]
@@ -84,6 +88,9 @@ class Engine:
     checkpoint_every: int = CHECKPOINT_EVERY
     _unsaved: dict[str, int] = field(default_factory=dict)
     """Per stream, serving episodes learned from since its last checkpoint."""
+
+    def __post_init__(self) -> None:
+        self.stop.progress = self.progress
 
     async def run(self, streams: Sequence[Stream]) -> None:
         async with anyio.create_task_group() as group:
@@ -141,6 +148,9 @@ class Engine:
                 group.start_soon(one, i)
         finished = [r for r in results if r is not None]
         if len(finished) < len(block):
+            for task in block:  # not journaled: the block runs again on resume
+                self.progress.streams[stream.stream_id].episode_ended(stream.unit_id(task), self.progress.clock(),
+                                                                     finished=False)
             return
         try:
             await method.learn([r.record for r in finished])
@@ -160,7 +170,10 @@ class Engine:
             unsaved = 0
         await self.journal.commit(batch)
         self._unsaved[stream.stream_id] = unsaved
-        self.progress.streams[stream.stream_id].serving_done += len(block)
+        live = self.progress.streams[stream.stream_id]
+        live.serving_done += len(block)
+        for task in block:
+            live.episode_ended(stream.unit_id(task), self.progress.clock())
 
     # ------------------------------------------------------------------------------------------- tests
 
@@ -181,6 +194,7 @@ class Engine:
                 self._episode_rows(batch, stream, unit.task, result, unit.unit_id)
                 await self.journal.commit(batch)
                 live.record_test(unit.task.category, result.grade.reward)
+                live.episode_ended(unit.unit_id, self.progress.clock())
 
         async with anyio.create_task_group() as group:
             for unit in units:
@@ -208,8 +222,16 @@ class Engine:
                        unit_id: str | None = None) -> EpisodeResult | None:
         """Run an episode; infrastructure failures re-queue it, a bounded number of times. None: the
         budget cap stopped it before a call was sent (the run then stops dispatching)."""
-        domain = self.domains(stream.scenario.domain)
         unit_id = unit_id or stream.unit_id(task)
+        result = await self._attempt_episode(stream, task, context, priority, unit_id)
+        if result is None:
+            self.progress.streams[stream.stream_id].episode_ended(unit_id, self.progress.clock(), finished=False)
+        return result
+
+    async def _attempt_episode(self, stream: Stream, task: Task, context: str, priority: int,
+                               unit_id: str) -> EpisodeResult | None:
+        domain = self.domains(stream.scenario.domain)
+        live = self.progress.streams[stream.stream_id]
         for attempt in range(1, self.max_episode_attempts + 1):
             try:
                 model = self.clients.client(stream.model, unit_id, stream.stream_id, "agent", priority)
@@ -220,6 +242,7 @@ class Engine:
                 return None
             except InfrastructureError as exc:
                 self.progress.episodes_requeued += 1
+                live.episode_ended(unit_id, self.progress.clock(), finished=False)  # its turns start over
                 if attempt == self.max_episode_attempts:
                     raise RunAborted(f"{unit_id}: the model failed {attempt} times "
                                      f"({type(exc).__name__}: {exc}); resume when the provider is back") from exc

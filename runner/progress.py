@@ -1,15 +1,27 @@
 """Live run state the dashboard shows: plain counters the engine updates, the display only reads.
 
 Kept in memory (not read back from the journal) so the display costs nothing on the hot path.
+
+What tells a stuck stream from a slow one: per stream, the turn count of each episode in flight (a
+slow provider shows turns that still advance), the time since its last finished episode, its
+episodes per minute, and its state (waiting for quota after a 429, stopping). The run's ETA is the
+longer of two estimates: the remaining units at the run's rate, and the slowest stream's remaining
+serving episodes at that stream's own serving rate, since serving runs strictly in order and is the
+critical path however many test episodes run beside it.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["RunProgress", "StreamProgress"]
+
+
+RATE_SAMPLE = 50
+"""Finished episodes a stream's rate is measured over: recent enough to follow a slowdown."""
 
 
 @dataclass
@@ -28,6 +40,16 @@ class StreamProgress:
     """serving | testing | done | stopped"""
     hidden_rewards: list[float] = field(default_factory=list)
     specified_rewards: list[float] = field(default_factory=list)
+    spent_usd: float = 0.0
+    in_flight: dict[str, int] = field(default_factory=dict)
+    """Unit id -> agent turns so far, for each of the stream's episodes in flight."""
+    finished_at: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_SAMPLE))
+    """Clock times of the stream's latest finished episodes (the rate's sample)."""
+    last_finished: float | None = None
+    serving_resumed: int = 0
+    """Serving episodes already done when this process started."""
+    quota_until: float = 0.0
+    """Clock time until which a call of this stream waits out a rate limit (429)."""
 
     @property
     def done(self) -> int:
@@ -41,6 +63,28 @@ class StreamProgress:
         self.test_done += 1
         target = self.hidden_rewards if category == "hidden" else self.specified_rewards
         target.append(reward)
+
+    def turn_started(self, unit_id: str) -> None:
+        self.in_flight[unit_id] = self.in_flight.get(unit_id, 0) + 1
+
+    def episode_ended(self, unit_id: str, now: float, finished: bool = True) -> None:
+        """The episode left flight: journaled (`finished`), or dropped to be run again."""
+        self.in_flight.pop(unit_id, None)
+        if finished:
+            self.finished_at.append(now)
+            self.last_finished = now
+
+    def episodes_per_minute(self, now: float, started: float) -> float | None:
+        """Over the latest finished episodes (or since the run started, for the first few)."""
+        if not self.finished_at:
+            return None
+        since = self.finished_at[0] if len(self.finished_at) == RATE_SAMPLE else started
+        span = now - since
+        return 60 * len(self.finished_at) / span if span > 0 else None
+
+    def since_progress(self, now: float, started: float) -> float:
+        """Seconds since the stream's last finished episode (or since the run started)."""
+        return now - (self.last_finished if self.last_finished is not None else started)
 
 
 @dataclass
@@ -62,6 +106,8 @@ class RunProgress:
     episodes_requeued: int = 0
     call_started: dict[int, float] = field(default_factory=dict)
     status: str = "running"
+    stop_reason: str = ""
+    """Why the run is stopping, set the moment a stop is requested."""
     resumed_units: int = 0
     """Units already done when this process started (excluded from the rate behind the ETA)."""
 
@@ -87,4 +133,17 @@ class RunProgress:
         elapsed = self.clock() - self.started
         if finished_here <= 0 or elapsed <= 0:
             return None
-        return (self.total - self.done) * elapsed / finished_here
+        throughput = (self.total - self.done) * elapsed / finished_here
+        return max(throughput, self.critical_path_seconds(elapsed) or 0.0)
+
+    def critical_path_seconds(self, elapsed: float) -> float | None:
+        """The slowest stream's remaining serving episodes at its own serving rate in this process."""
+        longest = None
+        for stream in self.streams.values():
+            served_here = stream.serving_done - stream.serving_resumed
+            remaining = stream.serving_total - stream.serving_done
+            if remaining <= 0 or served_here <= 0:
+                continue
+            seconds = remaining * elapsed / served_here
+            longest = seconds if longest is None else max(longest, seconds)
+        return longest

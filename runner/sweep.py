@@ -33,6 +33,7 @@ from runner.liveness import process_alive
 from runner.models.probe import probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
+from runner.models.watched import CURRENT_STREAM
 from runner.pilot import pilot_projection
 from runner.plan import Stream, plan_streams
 from runner.pricing import Price
@@ -183,6 +184,9 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
 
     def count_retry(notice: RetryNotice) -> None:
         progress.retries, progress.rate_limited = tally.retries, tally.rate_limited
+        waiting = CURRENT_STREAM.get()
+        if waiting is not None and notice.status == 429:
+            waiting.quota_until = max(waiting.quota_until, progress.clock() + notice.wait_s)
 
     tally.listeners.append(count_retry)
     budget = await _budget(journal, run_id, config.budget, progress)
@@ -279,6 +283,8 @@ async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> Run
         else:
             live.record_test(episode.category, episode.reward)
     progress.resumed_units = progress.done
+    for live in progress.streams.values():
+        live.serving_resumed = live.serving_done
     return progress
 
 

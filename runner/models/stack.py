@@ -1,6 +1,7 @@
 """The client an episode, a judge or a method talks to: the provider client wrapped, outermost first,
-in the journal (response cache; every call recorded), the gate (priority and concurrency), and the
-price (a reservation against the run's budget while the call is in flight).
+in the stream's live counters (turns in flight, spend), the journal (response cache; every call
+recorded), the gate (priority and concurrency), and the price (a reservation against the run's budget
+while the call is in flight).
 
 Cached answers are replayed before the gate, so they take no slot and are never charged; calls waiting
 for a slot hold no reservation. The offline scripted model only passes the gate: it is free and
@@ -19,6 +20,7 @@ from runner.models.gate import Gate, GatedModel
 from runner.models.journaled import JournaledModel
 from runner.models.priced import PricedModel
 from runner.models.registry import ModelEntry
+from runner.models.watched import WatchedModel
 from runner.pricing import Price
 from runner.progress import RunProgress
 from simulators.model_api import ModelClient, Purpose
@@ -48,6 +50,10 @@ class ClientStack:
                        for name in self.models}
 
     def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
+        return self._watched(self._client(model, unit_id, stream_id, purpose, priority), unit_id, stream_id,
+                             purpose)
+
+    def _client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
         entry = self.models[model]
         if entry.offline:
             return GatedModel(entry.client, self._gates[model], priority)
@@ -56,3 +62,9 @@ class ClientStack:
         gated = GatedModel(priced, self._gates[model], priority)
         return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,
                               self.replay_from)
+
+    def _watched(self, client: ModelClient, unit_id: str, stream_id: str, purpose: Purpose) -> ModelClient:
+        """Outermost: the stream's dashboard row counts the call (a stream the run does not know, as in
+        a probe, has no row)."""
+        stream = self.progress.streams.get(stream_id)
+        return client if stream is None else WatchedModel(client, stream, unit_id, purpose)

@@ -18,14 +18,35 @@ from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scat
 from runner.views.transcript import FailedSetting, SettingKey, Transcript, json_text
 from simulators.record import Step
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "report_intervals"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
+def report_intervals(report: Report) -> dict[CellKey, tuple[float, float]]:
+    """The report's own 95% bootstrap intervals (`runner.evidence`), keyed as the charts read them."""
+    found: dict[CellKey, tuple[float, float]] = {}
+
+    def put(key: CellKey, pair: list[float] | None) -> None:
+        if pair is not None:
+            found[key] = (pair[0], pair[1])
+
+    for s in report.streams:
+        put(CellKey(s.model, s.method, None, HIDDEN), s.avg_h_ci)
+        put(CellKey(s.model, s.method, None, SPECIFIED), s.avg_f_ci)
+        for name, setting in s.settings.items():
+            put(CellKey(s.model, s.method, name, HIDDEN), setting.hidden_ci)
+            put(CellKey(s.model, s.method, name, SPECIFIED), setting.fully_specified_ci)
+            for w in setting.windows:
+                put(CellKey(s.model, s.method, name, HIDDEN, w.window), w.hidden_ci)
+                put(CellKey(s.model, s.method, name, SPECIFIED, w.window), w.fully_specified_ci)
+    return found
+
+
 def render_html(report: Report, intervals: Intervals | None = None,
                 failed: Mapping[SettingKey, FailedSetting] | None = None) -> str:
-    intervals = intervals or {}
+    """`intervals` default to the report's own; pass a mapping to draw others (or {} for none)."""
+    intervals = report_intervals(report) if intervals is None else intervals
     failed = failed or {}
     anchors = {key: f"failed-{index}" for index, key in enumerate(failed)}
     body = [
@@ -34,7 +55,7 @@ def render_html(report: Report, intervals: Intervals | None = None,
         _section("Charts", "<div class=charts>" + _figure(cost_scatter_svg(report.streams, intervals, "scatter"),
                                                           "scatter", "all streams")
                  + _curves(report, intervals) + "</div>"),
-        _section("Settings", _settings(report, failed, anchors)),
+        _section("Settings", _settings(report, intervals, failed, anchors)),
         _section("Failed episodes", _failed(report, failed, anchors)),
         _section("Provenance", _provenance(report)),
     ]
@@ -51,7 +72,8 @@ def _heading(report: Report) -> str:
     return (f"<header><h1>Run {escape(report.run_id)}</h1>"
             f"<p>status <b>{escape(status)}</b> &middot; created {escape(created)} &middot; spend {escape(spend)}</p>"
             "<p class=note>Scores are mean reward x 100 over test tasks. H: hidden-dependent tasks, "
-            "F: fully specified tasks; Avg H / Avg F weigh every setting once.</p></header>")
+            "F: fully specified tasks; Avg H / Avg F weigh every setting once. Bracketed figures and shaded "
+            "bands are 95% bootstrap intervals (task families resampled within each setting).</p></header>")
 
 
 def _section(title: str, content: str) -> str:
@@ -100,7 +122,8 @@ def _leaderboard(report: Report, intervals: Intervals) -> str:
     return _table(["model", "method", "Avg H", "Avg F", "test", "state", "$ / task", "total $"], rows)
 
 
-def _settings(report: Report, failed: Mapping[SettingKey, FailedSetting], anchors: Mapping[SettingKey, str]) -> str:
+def _settings(report: Report, intervals: Intervals, failed: Mapping[SettingKey, FailedSetting],
+              anchors: Mapping[SettingKey, str]) -> str:
     rows = []
     for s in report.streams:
         for name, setting in s.settings.items():
@@ -108,8 +131,10 @@ def _settings(report: Report, failed: Mapping[SettingKey, FailedSetting], anchor
             missed = failed.get(key)
             link = "0" if missed is None or missed.total == 0 else \
                 f"<a href=\"#{anchors[key]}\">{missed.total} failed</a>"
-            rows.append([escape(name), escape(s.model), escape(s.method), _score(setting.hidden),
-                         _score(setting.fully_specified), f"{setting.n}/{setting.planned}",
+            bounds = intervals.get(CellKey(s.model, s.method, name, HIDDEN)), \
+                intervals.get(CellKey(s.model, s.method, name, SPECIFIED))
+            rows.append([escape(name), escape(s.model), escape(s.method), _score(setting.hidden, bounds[0]),
+                         _score(setting.fully_specified, bounds[1]), f"{setting.n}/{setting.planned}",
                          link if failed else "-"])
     rows.sort(key=lambda row: scenario_sort_key(row[0]))
     return _table(["setting", "model", "method", "H", "F", "done", "failed episodes"], rows)

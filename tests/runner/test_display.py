@@ -11,7 +11,16 @@ import pytest
 from rich.console import Console
 
 import runner
-from runner.display import NullDisplay, PlainDisplay, RichDisplay, make_display, running_scores
+from runner.display import (
+    RICH_MIN_INTERVAL_S,
+    NullDisplay,
+    PlainDisplay,
+    RichDisplay,
+    make_display,
+    running_scores,
+    stream_state,
+)
+from runner.engine import StopControl
 from runner.progress import RunProgress, StreamProgress
 from simulators.errors import ShiftbenchInputError
 
@@ -72,7 +81,7 @@ def test_plain_line_holds_every_figure() -> None:
     journal_line, status = out.getvalue().splitlines()
     assert journal_line == "run run-7: journal /data/journal.sqlite"
     for part in ("[0:01:40] running 20/26 units (77%)", "H 62.5 F 50.0", "tokens 1.2M in 34.5k out",
-                 "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32", "retries 3 429s 2", "ETA 0:00:30"):
+                 "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32", "retries 3 429s 2", "ETA 0:00:33"):
         assert part in status
 
 
@@ -111,10 +120,12 @@ def test_rich_dashboard_shows_streams_and_run_figures() -> None:
     display.stop()
     text = _plain(buffer)
     retail = next(line for line in text.splitlines() if "retail_l1" in line)
-    assert retail.split() == ["openai/gpt-4o", "blind", "retail_l1", "testing", "3", "6", "16/18", "75.0", "50.0"]
+    assert retail.split() == ["openai/gpt-4o", "blind", "retail_l1", "testing", "3/6", "16/18", "75.0", "50.0",
+                              "$0.00", "-", "100s", "ago", "-"]
     pitch = next(line for line in text.splitlines() if "pitch_l1" in line)
-    assert pitch.split()[3:] == ["serving", "2", "4", "4/8", "50.0", "-"]
-    for part in ("run run-7 running", "20/26 units", "Avg H 62.5", "Avg F 50.0", "ETA 0:00:30",
+    assert pitch.split()[3:9] == ["serving", "2/4", "4/8", "50.0", "-", "$0.00"]
+    # ETA: the run's rate leaves 30 s, but pitch's serving (3 of 4 done in 100 s) needs 33 s more in order.
+    for part in ("run run-7 running", "20/26 units", "Avg H 62.5", "Avg F 50.0", "ETA 0:00:33",
                  "tokens 1.2M in 34.5k out", "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32 in flight",
                  "oldest 30s", "retries 3", "429s 2"):
         assert part in text
@@ -183,3 +194,30 @@ def test_rich_is_imported_only_by_the_display_and_view_layer() -> None:
                  if re.search(r"^\s*(from|import)\s+rich\b", path.read_text(), re.MULTILINE)]
     assert [name for name in importers if name != "display.py" and not name.startswith("views/")] == []
     assert "display.py" in importers
+
+
+def test_a_stream_tells_stuck_from_slow_and_shows_a_stop_at_once() -> None:
+    clock = Clock()
+    progress = make_progress(clock)
+    pitch = next(s for s in progress.streams.values() if s.scenario == "pitch_l1")
+    pitch.turn_started("u1")
+    pitch.turn_started("u1")
+    pitch.turn_started("u2")
+    pitch.episode_ended("u0", clock.now)  # finished at 100 s
+    clock.now += 12
+    assert stream_state(pitch, progress) == "serving"
+    assert pitch.since_progress(clock.now, progress.started) == 12
+    pitch.quota_until = clock.now + 30  # a 429 asked this stream's call to wait 30 s
+    assert stream_state(pitch, progress) == "waiting for quota (30s)"
+    console, buffer = _console()
+    display = RichDisplay(progress, console=console)
+    display.start()
+    progress_row = next(line for line in _plain(buffer).splitlines() if "pitch_l1" in line)
+    assert "waiting for quota (30s)" in progress_row and "12s ago" in progress_row and "2 (2, 1)" in progress_row
+    StopControl(progress=progress).request("budget cap $5.00 reached", "budget_exhausted")
+    clock.now += RICH_MIN_INTERVAL_S
+    display.refresh()  # the next refresh already shows it
+    display.stop()
+    text = _plain(buffer)
+    assert "stopping: budget cap $5.00 reached" in text and "run run-7 stopping" in text
+    assert stream_state(pitch, progress) == "stopping"

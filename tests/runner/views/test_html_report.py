@@ -81,11 +81,23 @@ async def test_intervals_given_are_drawn_as_bands_and_printed(swept: tuple[Path,
     bands = {CellKey("scripted", "tabular", "retail_l1", "hidden", w.window): (1.0, 99.0)
              for w in setting.windows}
     bands[CellKey("scripted", "tabular", None, "hidden")] = (12.5, 33.5)
-    with_bands, without = render_html(report, bands), render_html(report)
+    with_bands, without = render_html(report, bands), render_html(report, {})
     assert "[12.5, 33.5]" in with_bands and "[12.5, 33.5]" not in without
     # A band is one filled polygon collection in the tabular curve.
     bands_drawn = re.compile(r'id="\w*PolyCollection_')
     assert len(bands_drawn.findall(with_bands)) == len(bands_drawn.findall(without)) + 1
+
+
+async def test_by_default_the_page_draws_the_reports_own_intervals(swept: tuple[Path, str]) -> None:
+    journal, run_id = swept
+    report = await build_report(journal, run_id)
+    tabular = next(stream for stream in report.streams if stream.method == "tabular")
+    assert tabular.avg_h_ci is not None
+    low, high = tabular.avg_h_ci
+    page = render_html(report)
+    assert f"[{low:.1f}, {high:.1f}]" in page
+    bands_drawn = re.compile(r'id="\w*PolyCollection_')
+    assert len(bands_drawn.findall(page)) > len(bands_drawn.findall(render_html(report, {})))
 
 
 def test_a_run_not_in_the_journal_is_one_line_and_no_file(swept: tuple[Path, str], tmp_path: Path,

@@ -1,0 +1,169 @@
+"""The rich dashboard in a real terminal (a pty) during runs against a loopback provider: what its frames
+show for a slow provider, and for a budget stop. Frames are read until they show what is asserted; no
+assertion depends on how fast the machine is."""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import os
+import pty
+import re
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from bench.mock_provider import Recorded, Reply, Response, serve_mock, tool_loop
+
+KEY = "sk-loopback-dashboard-key"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+HEADER = re.compile(r"model\s+method\s+scenario\s+state")
+LIVE_STOP = re.compile(r"stopping: .*\nrun \S+ stopping ")
+SAFETY_S = 240.0
+"""A safety net only: the conditions below are met after a few calls."""
+
+
+def slow_replies(delay_s: float) -> Callable[[Recorded], Response]:
+    inner = tool_loop(calls_before_finish=2)
+
+    def respond(request: Recorded) -> Response:
+        reply = inner(request)
+        assert isinstance(reply, Reply)
+        return dataclasses.replace(reply, delay_s=delay_s)
+    return respond
+
+
+def sweep_file(tmp_path: Path, base_url: str, budget: float | None, suite: Path) -> Path:
+    model = f"openai-compatible:mock@{base_url}/v1"
+    lines = [f'models = ["{model}"]', 'methods = ["blind"]', 'scenarios = ["retail_l1"]', "pilot = 1",
+             f'dataset = "{suite}"',
+             "concurrency = 4", f'[prices."{model}"]', "input = 2.0", "cached_input = 0.5", "cache_write = 2.5",
+             "output = 8.0"]
+    if budget is not None:
+        lines.insert(4, f"budget = {budget}")
+    path = tmp_path / "sweep.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Terminal:
+    """A child process on a pty of 200 x 50 characters; its output split into dashboard frames."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        env = {**os.environ, "OPENAI_COMPATIBLE_API_KEY": KEY, "TERM": "xterm-256color", "COLUMNS": "200",
+               "LINES": "50"}
+        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        os.close(slave)
+        self.raw = ""
+
+    def frames(self) -> list[str]:
+        text = ANSI.sub("", self.raw.replace("\r", ""))
+        starts = [m.start() for m in HEADER.finditer(text)]
+        if not starts:
+            return []
+        return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+    def read_until(self, done: Callable[[list[str]], bool]) -> list[str]:
+        """Blocking (run it in a worker thread): read output until `done(frames)` or the child ends."""
+        deadline = time.monotonic() + SAFETY_S
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            self.raw += chunk.decode(errors="replace")
+            if done(self.frames()):
+                return self.frames()
+        return self.frames()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signal.SIGINT)  # a second Ctrl-C cancels what is in flight
+        try:
+            self.process.wait(timeout=60)
+        finally:
+            os.close(self.master)
+
+
+def row(frame: str, scenario: str = "retail_l1") -> str:
+    return next((line for line in frame.splitlines() if f" {scenario} " in line), "")
+
+
+def in_flight_turns(frame: str) -> list[int]:
+    found = re.search(r"\d+ \(([\d, .]+)\)\s*$", row(frame))
+    return [int(t) for t in re.findall(r"\d+", found.group(1))] if found else []
+
+
+def since_progress(frame: str) -> int | None:
+    found = re.search(r"(\d+)s ago", row(frame))
+    return int(found.group(1)) if found else None
+
+
+def done_count(frame: str) -> str:
+    found = re.search(r"\s(\d+/\d+)\s", row(frame).split("retail_l1", 1)[-1])
+    return found.group(1) if found else ""
+
+
+def shiftbench(config: Path, journal: Path) -> list[str]:
+    return [sys.executable, "-m", "runner.cli", "run", "--config", str(config), "--journal", str(journal),
+            "--display", "rich"]
+
+
+@pytest.mark.skipif(not hasattr(pty, "openpty"), reason="no pseudo-terminals on this platform")
+async def test_a_slow_provider_shows_turns_in_flight_and_a_rising_time_since_progress(
+        built_suite: Path, tmp_path: Path) -> None:
+    async with serve_mock(slow_replies(3.0)) as mock:
+        config = sweep_file(tmp_path, mock.base_url, None, built_suite)
+        terminal = Terminal(shiftbench(config, tmp_path / "j.sqlite"))
+
+        def slow_but_alive(frames: list[str]) -> bool:
+            # A frame with an episode past its first turn, and two frames at the same progress whose
+            # "last done" grew by at least 2 s: the stream is slow, not stuck.
+            advanced = any(max(in_flight_turns(f), default=0) >= 2 for f in frames)
+            quiet = [(done_count(f), since_progress(f)) for f in frames if since_progress(f) is not None]
+            rising = any(a[0] == b[0] and b[1] is not None and a[1] is not None and b[1] >= a[1] + 2
+                         for i, a in enumerate(quiet) for b in quiet[i + 1:])
+            return advanced and rising
+        try:
+            frames = await anyio.to_thread.run_sync(terminal.read_until, slow_but_alive)
+        finally:
+            await anyio.to_thread.run_sync(terminal.stop)
+    assert slow_but_alive(frames), frames[-1] if frames else terminal.raw[-2000:]
+    assert "state" in frames[-1] and "in flight (turns)" in frames[-1]
+
+
+@pytest.mark.skipif(not hasattr(pty, "openpty"), reason="no pseudo-terminals on this platform")
+async def test_a_budget_stop_shows_its_reason_on_the_dashboard(built_suite: Path, tmp_path: Path) -> None:
+    async with serve_mock(slow_replies(0.5)) as mock:
+        # Each call reserves its worst case (~$0.92 at these prices): the cap admits one call in flight and
+        # refuses the second, so the run stops while the first is still being answered.
+        config = sweep_file(tmp_path, mock.base_url, 1.5, built_suite)
+        terminal = Terminal(shiftbench(config, tmp_path / "j.sqlite"))
+
+        def stopping(frames: list[str]) -> bool:
+            return any(LIVE_STOP.search(f) for f in frames)
+        try:
+            frames = await anyio.to_thread.run_sync(terminal.read_until, stopping)
+            await anyio.to_thread.run_sync(terminal.process.wait, 120)
+        finally:
+            await anyio.to_thread.run_sync(terminal.stop)
+    shown = next(f for f in frames if LIVE_STOP.search(f))
+    reason = shown.split("stopping: ", 1)[1].splitlines()[0]
+    assert "budget" in reason.lower() or "cap" in reason.lower(), reason
+    # The frame is live (the run's own status line says stopping, not yet its final status) and the stream
+    # that was cut short says so on its row.
+    assert row(shown).split()[3] in ("stopping", "stopped"), shown
+    assert terminal.process.returncode == 0
