@@ -9,6 +9,7 @@ import fcntl
 import os
 import pty
 import re
+import select
 import signal
 import struct
 import subprocess
@@ -93,9 +94,20 @@ class Terminal:
             self.process.send_signal(signal.SIGINT)
             self.process.send_signal(signal.SIGINT)  # a second Ctrl-C cancels what is in flight
         try:
-            self.process.wait(timeout=60)
+            self.drain_until_exit()
         finally:
             os.close(self.master)
+
+    def drain_until_exit(self) -> None:
+        """Keep reading while the child ends: a full terminal buffer would block its writes (and it)."""
+        deadline = time.monotonic() + SAFETY_S
+        while self.process.poll() is None and time.monotonic() < deadline:
+            if select.select([self.master], [], [], 0.5)[0]:
+                try:
+                    self.raw += os.read(self.master, 65536).decode(errors="replace")
+                except OSError:
+                    break
+        self.process.wait(timeout=60)
 
 
 def row(frame: str, scenario: str = "retail_l1") -> str:
@@ -157,7 +169,7 @@ async def test_a_budget_stop_shows_its_reason_on_the_dashboard(built_suite: Path
             return any(LIVE_STOP.search(f) for f in frames)
         try:
             frames = await anyio.to_thread.run_sync(terminal.read_until, stopping)
-            await anyio.to_thread.run_sync(terminal.process.wait, 120)
+            await anyio.to_thread.run_sync(terminal.drain_until_exit)
         finally:
             await anyio.to_thread.run_sync(terminal.stop)
     shown = next(f for f in frames if LIVE_STOP.search(f))
