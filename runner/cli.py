@@ -38,13 +38,14 @@ from runner.models.probe import probe_models
 from runner.models.registry import ModelEntry, build_models, close_models, endpoint_of
 from runner.optional import load_extra
 from runner.providers import OpenAICompatClient
-from runner.report import build_report, render_csv, render_json, render_markdown, render_text
+from runner.report import build_report, render_csv, render_json, render_markdown, render_text, render_window_csv
 from runner.runs import list_runs, render_runs_json, render_runs_text
 from runner.sweep import code_version, default_journal, resume_sweep, start_sweep
 from runner.views.episodes import load_failed
 from simulators.dataset import load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.integrity import dangling_ids
+from simulators.protocol import SCENARIOS
 from simulators.suite import build_suite, summarize
 
 __all__ = ["main"]
@@ -83,29 +84,34 @@ def _parser() -> argparse.ArgumentParser:
     _add_run(commands.add_parser("run", help="start a sweep (default: built-in suite, scripted model, "
                                              "methods blind and oracle)"))
     resume = commands.add_parser("resume", help="continue an interrupted run in place")
-    resume.add_argument("run_id")
+    resume.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
     resume.add_argument("--budget", type=float, help="a new hard cap in USD (a run stopped by its cap resumes "
                                                       "with a higher one)")
     _add_journal(resume)
-    resume.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
+    resume.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto",
+                     help="rich: the live dashboard; plain: a status line every 10 s; auto: rich on a terminal")
     runs = commands.add_parser("runs", help="list the runs in a journal; `runs rm RUN_ID` removes one")
     runs.add_argument("--json", action="store_true", help="print the list as JSON")
     _add_journal(runs)
     add_runs_rm(runs)
     report = commands.add_parser("report", help="scores, costs and latencies of a run")
-    report.add_argument("run_id")
+    report.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
     fmt = report.add_mutually_exclusive_group()
-    for flag in ("--json", "--csv", "--md"):
-        fmt.add_argument(flag, action="store_true")
+    for flag, text in (("--json", "every figure as JSON, sealed with provenance"),
+                       ("--csv", "one row per stream (a leaderboard for a sheet); with --windows, one per window"),
+                       ("--md", "Markdown tables")):
+        fmt.add_argument(flag, action="store_true", help=text)
     fmt.add_argument("--html", type=Path, metavar="FILE",
                      help="write one self-contained HTML page (charts, tables, failed episodes, provenance)")
+    report.add_argument("--windows", action="store_true",
+                        help="with --csv: one row per stream, setting and window (the learning curves as numbers)")
     report.add_argument("--slices", action="store_true", help="add descriptive slices to the text report "
                                                              "(by tool calls, turns, family, window, category)")
     _add_journal(report)
     _add_evidence(commands)
     commands.add_parser("methods", help="list the learning methods")
     probe = commands.add_parser("probe", help="send one tiny request to each model (checks endpoint and key)")
-    probe.add_argument("models", nargs="+")
+    probe.add_argument("models", nargs="+", help="model names, as --models takes them")
     probe.add_argument("--config", type=Path, help="a sweep file, for its named endpoints")
     probe.add_argument("--full", action="store_true",
                        help="check what an OpenAI-compatible server supports (tool calls streamed or not, usage, "
@@ -124,16 +130,16 @@ def _add_evidence(commands: Any) -> None:
     compare.add_argument("a", help="RUN_ID or RUN_ID:model/method")
     compare.add_argument("b", help="RUN_ID or RUN_ID:model/method (the base)")
     verify = commands.add_parser("verify", help="re-grade every journaled episode without a model")
-    verify.add_argument("run_id")
+    verify.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
     gate = commands.add_parser("gate", help="judge a run against rules (exit 0 PASS/PROCEED, 1 FAIL/STOP, "
                                             "3 INSUFFICIENT_EVIDENCE)")
-    gate.add_argument("run_id")
+    gate.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
     gate.add_argument("--rules", type=Path, required=True, help="a TOML file of [[rule]] tables and [pilot]")
     for parser in (compare, verify, gate):
-        parser.add_argument("--json", action="store_true")
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
         _add_journal(parser)
     lock = commands.add_parser("lock", help="lock a pre-registered plan under its hash, or --amend it")
-    lock.add_argument("plan", type=Path)
+    lock.add_argument("plan", type=Path, help="the plan file (TOML) to lock or amend")
     lock.add_argument("--amend", metavar="REASON", help="append an amendment setting the given run flags")
     _add_result_flags(lock)
 
@@ -156,15 +162,19 @@ def _add_run(run: argparse.ArgumentParser) -> None:
                      help="run models with no known price (spend counts only what providers report)")
     run.add_argument("--label", action="append", metavar="TEXT",
                      help="what this run is for, shown by `shiftbench runs` (repeatable)")
-    run.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto")
+    run.add_argument("--display", choices=("auto", "rich", "plain", "none"), default="auto",
+                     help="rich: the live dashboard; plain: a status line every 10 s; auto: rich on a terminal")
     _add_journal(run)
 
 
 def _add_result_flags(run: argparse.ArgumentParser) -> None:
     """The flags that decide results (what a plan locks)."""
-    run.add_argument("--models", type=_names, help="comma-separated, e.g. scripted,scripted:docs")
+    run.add_argument("--models", type=_names, help=(
+        "comma-separated. scripted: the offline agent that follows the documents and any policy block it is "
+        "given; scripted:docs: the documents only; openai:<id>, anthropic:<id>, openrouter:<vendor>/<id>, "
+        "together:<id>, fireworks:<id>, openai-compatible:<id>@http://host:port/v1, or a sweep file's endpoint"))
     run.add_argument("--methods", type=_names, help=f"comma-separated: {', '.join(sorted(METHOD_REGISTRY))}")
-    run.add_argument("--scenarios", type=_names, help="comma-separated, e.g. retail_l1,banking_l2")
+    run.add_argument("--scenarios", type=_names, help=f"comma-separated, of {', '.join(SCENARIOS)} (default: all)")
     run.add_argument("--dataset", help="a dataset directory (default: the built-in suite)")
     run.add_argument("--seed", type=int, help="seed of the built-in suite (default 0)")
     run.add_argument("--block-size", type=int, help="serving episodes per learning step (default 1; 12 = reference)")
@@ -177,24 +187,24 @@ def _add_result_flags(run: argparse.ArgumentParser) -> None:
 def _add_data(data: argparse.ArgumentParser) -> None:
     actions = data.add_subparsers(dest="data_command", required=True)
     build = actions.add_parser("build", help="generate the built-in suite")
-    build.add_argument("--out", type=Path, default=Path("data/built/suite"))
-    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--out", type=Path, default=Path("data/built/suite"), help="the folder to write")
+    build.add_argument("--seed", type=int, default=0, help="the suite's seed (same seed, same bytes)")
     check = actions.add_parser("check", help="validate a dataset: counts, fingerprint, ids that point at "
                                              "nothing (exit 1 if any)")
-    check.add_argument("dir", type=Path)
-    check.add_argument("--json", action="store_true")
+    check.add_argument("dir", type=Path, help="a dataset directory in the ServeLearnBench export layout")
+    check.add_argument("--json", action="store_true", help="print the counts and fingerprint as JSON")
     check.add_argument("--gold", action="store_true", help="replay every task's gold through the graders and "
                                                            "report ids that point at nothing; exit 1 on any problem")
     replay = actions.add_parser("replay", help="run tool calls for one task on a fresh world and grade them")
-    replay.add_argument("dir", type=Path)
-    replay.add_argument("--scenario", required=True)
-    replay.add_argument("--task", required=True)
+    replay.add_argument("dir", type=Path, help="a dataset directory")
+    replay.add_argument("--scenario", required=True, help="the task's scenario")
+    replay.add_argument("--task", required=True, help="the task id")
     source = replay.add_mutually_exclusive_group(required=True)
     source.add_argument("--gold", action="store_true", help="the task's gold actions and answer")
     source.add_argument("--actions", help='a JSON list of {"name", "arguments"} calls, a file or - for stdin')
-    replay.add_argument("--json", action="store_true")
+    replay.add_argument("--json", action="store_true", help="print the result as JSON")
     fetch = actions.add_parser("fetch", help="download, verify and write the official ServeLearnBench export")
-    fetch.add_argument("--to", type=Path, default=Path("data/built/official"))
+    fetch.add_argument("--to", type=Path, default=Path("data/built/official"), help="the folder to write")
     fetch.add_argument("--ref", help="another commit of the reference repository (its fingerprint is not compared)")
     fetch.add_argument("--url", help="archive URL template with {repo} and {commit} (default: GitHub's source "
                                      "archive; also SHIFTBENCH_FETCH_URL)")
@@ -267,7 +277,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return _cmd_report_html(args)
     report = _async(build_report, _journal(args), args.run_id)
     if args.json or args.csv or args.md:
-        print((render_json if args.json else render_csv if args.csv else render_markdown)(report))
+        csv_render = render_window_csv if args.windows else render_csv
+        print((render_json if args.json else csv_render if args.csv else render_markdown)(report))
     else:
         print(render_text(report, with_slices=args.slices))
     return 0

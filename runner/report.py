@@ -53,6 +53,7 @@ __all__ = [
     "build_report",
     "percentile",
     "render_csv",
+    "render_window_csv",
     "render_json",
     "render_markdown",
     "render_text",
@@ -474,6 +475,21 @@ def render_csv(report: Report) -> str:
     writer.writerow(_csv_header(scenarios))
     for stream in report.streams:
         writer.writerow(_csv_row(report, stream, scenarios))
+    return buffer.getvalue().rstrip("\n")
+
+
+def render_window_csv(report: Report) -> str:
+    """One row per (stream, setting, window): the learning curves as numbers, with their intervals."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["run_id", "model", "method", "setting", "window", "h", "h_ci_lo", "h_ci_hi", "f", "f_ci_lo",
+                     "f_ci_hi", "n"])
+    for stream in report.streams:
+        for name, setting in stream.settings.items():
+            for w in setting.windows:
+                writer.writerow([report.run_id, stream.model, stream.method, name, str(w.window), _raw(w.hidden),
+                                 *_raw_pair(w.hidden_ci), _raw(w.fully_specified), *_raw_pair(w.fully_specified_ci),
+                                 str(w.n)])
     return buffer.getvalue().rstrip("\n")
 
 

@@ -20,15 +20,15 @@ __all__ = ["add_audit_parser", "run_audit_command"]
 def add_audit_parser(audit: argparse.ArgumentParser, add_journal: Callable[[argparse.ArgumentParser], None]) -> None:
     kinds = audit.add_subparsers(dest="audit_command", required=True)
     faults = kinds.add_parser("faults", help="replay recorded episodes with one tool result replaced by a fault")
-    faults.add_argument("run_id")
+    faults.add_argument("run_id", help="the run to audit, as `shiftbench runs` lists it")
     faults.add_argument("--tool", required=True, help="the tool whose call is faulted")
-    faults.add_argument("--fault", required=True, choices=tuple(FAULTS))
+    faults.add_argument("--fault", required=True, choices=tuple(FAULTS), help="the fault to inject")
     faults.add_argument("--nth", type=int, default=1, help="which call of the tool (default 1)")
     faults.add_argument("--budget", type=float, help="hard cap in USD on the audit's new calls")
-    faults.add_argument("--json", action="store_true")
+    faults.add_argument("--json", action="store_true", help="print the result as JSON")
     add_journal(faults)
     meta = kinds.add_parser("metamorphic", help="run derived source~transform cases beside their sources")
-    meta.add_argument("run_id")
+    meta.add_argument("run_id", help="the run to audit, as `shiftbench runs` lists it")
     meta.add_argument("--transform", required=True,
                       help=f"a built-in ({', '.join(BUILT_IN)}) or a JSON file with name and template or replace")
     meta.add_argument("--labels", type=Path, help='JSONL of {"case": "<source>~<transform>", "kept": true|false}')
@@ -36,7 +36,7 @@ def add_audit_parser(audit: argparse.ArgumentParser, add_journal: Callable[[argp
                       help=f"the 95%% lower bound of kept/pairs a transform needs to count "
                            f"(default {DEFAULT_MIN_KEPT})")
     meta.add_argument("--budget", type=float, help="hard cap in USD on the audit's new calls")
-    meta.add_argument("--json", action="store_true")
+    meta.add_argument("--json", action="store_true", help="print the result as JSON")
     add_journal(meta)
 
 

@@ -3,6 +3,9 @@ HTML report's links to failed transcripts. One real sweep (built-in suite, scrip
 
 from __future__ import annotations
 
+import argparse
+import csv
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -10,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from runner.cli import main
+from runner.cli import _parser, main
 from simulators.record import EpisodeRecord
 
 SCENARIOS = ("retail_l1", "pitch_l1")
@@ -141,3 +144,29 @@ def test_html_report_links_each_setting_to_its_failed_transcripts(swept: tuple[P
     assert "retail_l1 &middot; scripted / blind" in section
     assert section.count("<details>") == 5  # the first five in full, then the command for the rest
     assert f"{failed_blind_retail - 5} more: <code>shiftbench show {run_id} --failed" in section
+
+
+def test_csv_windows_has_one_row_per_stream_setting_and_window(swept: tuple[Path, str],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    assert main(["report", run_id, "--csv", "--windows", "--journal", str(journal)]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    windows = _journal_rows(journal, "SELECT DISTINCT u.model, u.method, u.scenario, u.window FROM units u "
+                                     "JOIN episodes e USING (run_id, unit_id) WHERE u.phase = 'test'")
+    assert sorted((r["model"], r["method"], r["setting"], int(r["window"])) for r in rows) == sorted(
+        (str(m), str(k), str(s), int(str(w))) for m, k, s, w in windows)
+    assert all(r["run_id"] == run_id and r["n"] for r in rows)
+
+
+def test_every_flag_of_every_command_explains_itself() -> None:
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    walk(sub)
+            elif not action.help and not isinstance(action, argparse._HelpAction):
+                missing.append(f"{parser.prog} {'/'.join(action.option_strings) or action.dest}")
+    walk(_parser())
+    assert missing == []
