@@ -8,7 +8,7 @@ blob, as the built-in suite's records average) and the `units` status update, as
 - group commit, k committers: k callers commit concurrently and the writer folds what has arrived
   into one transaction (up to 256 batches);
 - busy loop: the same, with ~1 ms of CPU work per episode on the event loop in 5 steps (as offline
-  episodes do between their turns), which delays every hop of aiosqlite's thread back to the loop;
+  episodes do between their turns), which delays every hop of the writer's thread back to the loop;
 - raw sqlite3: the same rows through the stdlib driver, synchronous, same pragmas: the floor.
 """
 
@@ -174,7 +174,7 @@ async def run_journal_write(mode: str) -> Section:
                 path = Path(tmp) / f"case{index}-run{rep}.sqlite"
                 runs[case].append(await _run_case(case, path, busy if case.cpu_s else n))
     section.rows = [_median_row(case, case_runs) for case, case_runs in runs.items()]
-    section.notes.append("the journal pays one aiosqlite round trip (see the conditions line) per statement: "
-                         "begin, each statement, commit; the raw sqlite3 row pays none")
+    section.notes.append("the journal pays one thread round trip (see the conditions line) per transaction, "
+                         "however many statements it holds; the raw sqlite3 row pays none")
     section.seconds = time.perf_counter() - started
     return section

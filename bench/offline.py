@@ -87,7 +87,7 @@ async def run_offline(suite: Path, mode: str) -> Section:
     section = Section(
         "offline throughput", "Whole sweeps on the scripted model (engine time; dataset load excluded). "
         "agent_s: inside the scripted model; writer_s: the journal writer inside transactions "
-        "(runs in aiosqlite's thread, overlapping the loop); serving_path_s: when the last serving "
+        "(runs in the writer's thread, overlapping the loop); serving_path_s: when the last serving "
         "episode was journaled; serving_commit_ms: mean wait of a serving block for its commit (on the "
         "critical path).", COLUMNS)
     started = time.perf_counter()

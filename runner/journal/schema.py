@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import aiosqlite
+import anyio
 
 from simulators.errors import ShiftbenchInputError
 
@@ -125,24 +126,24 @@ def _refuse_version(path: Path, found: str | None) -> None:
                            f"{SCHEMA_VERSION}; use a shiftbench of the version that wrote it")
 
 
-async def connect_writer(path: Path, create: bool) -> aiosqlite.Connection:
-    """The writer's connection: WAL, the schema created if missing, the version checked."""
+def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
+    """The writer's connection (blocking; call it from a worker thread): WAL, the schema created if
+    missing, the version checked. Used by one thread at a time: the writer's."""
     _prepare(path, create)
-    connection = await aiosqlite.connect(path, isolation_level=None)
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
         for pragma in _PRAGMAS:
-            await connection.execute(pragma)
-        await connection.executescript(SCHEMA)
-        await connection.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                                 (SCHEMA_VERSION,))
-        rows = await connection.execute_fetchall(_VERSION_SQL)
-        _refuse_version(path, next((str(row[0]) for row in rows), None))
+            connection.execute(pragma)
+        connection.executescript(SCHEMA)
+        connection.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        row = connection.execute(_VERSION_SQL).fetchone()
+        _refuse_version(path, None if row is None else str(row[0]))
     except sqlite3.DatabaseError as exc:
-        await connection.close()
+        connection.close()
         raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc}); "
                            "pass --journal PATH to a journal file, or a new path to start one") from exc
     except BaseException:
-        await connection.close()
+        connection.close()
         raise
     return connection
 
@@ -171,26 +172,25 @@ async def connect_reader(path: Path) -> aiosqlite.Connection:
 def connect_sync(path: Path) -> sqlite3.Connection:
     """A plain synchronous connection with the journal's pragmas and schema: the floor a benchmark
     compares the journal's writer with. Not for the runner: it bypasses the one writer."""
-    _prepare(path, create=True)
-    connection = sqlite3.connect(path, isolation_level=None)
-    for pragma in _PRAGMAS:
-        connection.execute(pragma)
-    connection.executescript(SCHEMA)
-    return connection
+    return connect_writer(path, create=True)
 
 
 async def vacuum(path: Path) -> None:
     """Give the pages of deleted rows back to the disk: fold the WAL into the file, then rebuild it.
     Needs the journal to itself (the caller refuses while a run writes to it) and free disk space about
     the size of the journal while it runs."""
-    connection = await connect_writer(path, create=False)
+    await anyio.to_thread.run_sync(_vacuum, path)
+
+
+def _vacuum(path: Path) -> None:
+    connection = connect_writer(path, create=False)
     try:
         # Each statement read to its end: a pragma's unread result row keeps a statement open, and
         # SQLite refuses VACUUM while one is.
-        await connection.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
-        await connection.execute_fetchall("VACUUM")
-        await connection.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        connection.execute("VACUUM").fetchall()
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     except sqlite3.OperationalError as exc:
         raise JournalError(f"{path}: cannot vacuum now ({exc}); retry when no run or report is using it") from exc
     finally:
-        await connection.close()
+        connection.close()

@@ -3,20 +3,22 @@
 Batches that arrive together are committed in one transaction (group commit), which keeps the writer
 off the critical path while every caller still knows its rows are durable when it goes on; urgent
 batches (a serving block) are committed ahead of those that arrived after them, arrival order kept.
-A crash at any moment leaves the file at the last committed transaction. Reads go through `read`,
-a `Reader` on a connection of its own.
+A crash at any moment leaves the file at the last committed transaction. A transaction is applied
+in one hop to the writer's thread (its statements, the commit, a rollback and the one-by-one retry
+after a failure), so a serving block pays one round trip however many rows it holds. Reads go
+through `read`, a `Reader` on a connection of its own.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import aiosqlite
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -41,6 +43,49 @@ class JournalObserver(Protocol):
     def read(self, seconds: float) -> None: ...
 
 
+class _Transactions:
+    """The writer's side of the connection, run in its thread: whole groups, one call each."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.commits = 0
+        self.batches = 0
+
+    def commit_group(self, batches: Sequence[Batch]) -> list[BaseException | None]:
+        """Commit the batches in one transaction; if that fails, each in its own, so a bad batch fails
+        only its own caller. Returns each batch's error (None: committed)."""
+        try:
+            self._apply(batches)
+            return [None] * len(batches)
+        except Exception:
+            self._rollback()
+        errors: list[BaseException | None] = []
+        for batch in batches:
+            try:
+                self._apply([batch])
+                errors.append(None)
+            except Exception as exc:
+                self._rollback()
+                errors.append(exc)
+        return errors
+
+    def _apply(self, batches: Sequence[Batch]) -> None:
+        connection = self.connection
+        connection.execute("BEGIN")
+        for batch in batches:
+            for _kind, sql, params in batch.statements:
+                connection.execute(sql, params)
+            for sql, rows in batch.many:
+                connection.executemany(sql, rows)
+        connection.execute("COMMIT")
+        self.commits += 1
+        self.batches += len(batches)
+
+    def _rollback(self) -> None:
+        if self.connection.in_transaction:
+            self.connection.execute("ROLLBACK")
+
+
 @dataclass
 class _Pending:
     batch: Batch
@@ -53,20 +98,28 @@ class Journal:
     """Write through `commit` / `enqueue` with a `Batch` of typed rows; read through `read` (named
     queries on a read-only connection that sees committed rows only)."""
 
-    def __init__(self, path: Path, connection: aiosqlite.Connection, reader: Reader,
+    def __init__(self, path: Path, connection: sqlite3.Connection, reader: Reader,
                  sender: MemoryObjectSendStream[_Pending]) -> None:
         self.path = path
         self.read = reader
-        self._connection = connection
+        self._transactions = _Transactions(connection)
+        self._thread = anyio.CapacityLimiter(1)
+        """The writer's own worker thread slot: its hops never queue behind other thread work."""
         self._sender = sender
-        self.commits = 0
-        """Transactions committed."""
-        self.batches = 0
-        """Batches committed (batches / commits: how well group commit folds them)."""
         self.writer_s = 0.0
         """Seconds the writer spent applying and committing transactions."""
         self._observer: JournalObserver | None = None
         self._deferred_error: BaseException | None = None
+
+    @property
+    def commits(self) -> int:
+        """Transactions committed."""
+        return self._transactions.commits
+
+    @property
+    def batches(self) -> int:
+        """Batches committed (batches / commits: how well group commit folds them)."""
+        return self._transactions.batches
 
     def observe(self, observer: JournalObserver | None) -> None:
         """Attach a meter (bench/) to every commit, hand-over and read; None detaches it."""
@@ -129,45 +182,25 @@ class Journal:
         # Shielded: a cancelled run must not leave a transaction half-applied or a caller waiting.
         with anyio.CancelScope(shield=True):
             started = time.perf_counter()
-            try:
-                await self._apply(group)
-            except Exception:
-                await self._connection.rollback()
-                # Apply one by one so a bad batch fails only its own caller.
-                for pending in group:
-                    try:
-                        await self._apply([pending])
-                    except Exception as exc:
-                        await self._connection.rollback()
-                        pending.error = exc
+            errors = await anyio.to_thread.run_sync(self._transactions.commit_group, [p.batch for p in group],
+                                                    limiter=self._thread)
             self.writer_s += time.perf_counter() - started
-            for pending in group:
+            for pending, error in zip(group, errors, strict=True):
+                pending.error = error
                 if pending.error is not None and not pending.awaited and self._deferred_error is None:
                     self._deferred_error = pending.error
                 pending.done.set()
-
-    async def _apply(self, group: list[_Pending]) -> None:
-        connection = self._connection
-        await connection.execute("BEGIN")
-        for pending in group:
-            for _kind, sql, params in pending.batch.statements:
-                await connection.execute(sql, params)
-            for sql, rows in pending.batch.many:
-                await connection.executemany(sql, rows)
-        await connection.commit()
-        self.commits += 1
-        self.batches += len(group)
 
 
 @asynccontextmanager
 async def open_journal(path: Path | str, create: bool = True) -> AsyncIterator[Journal]:
     """Open (or create) a journal, with its reader, and run its writer until the block exits."""
     path = Path(path)
-    connection = await connect_writer(path, create)
+    connection = await anyio.to_thread.run_sync(connect_writer, path, create)
     try:
         reader_connection = await connect_reader(path)
     except BaseException:
-        await connection.close()
+        connection.close()
         raise
     sender, receiver = anyio.create_memory_object_stream[_Pending](1024)
     journal = Journal(path, connection, Reader(reader_connection), sender)
@@ -185,7 +218,7 @@ async def open_journal(path: Path | str, create: bool = True) -> AsyncIterator[J
     finally:
         with anyio.CancelScope(shield=True):
             await reader_connection.close()
-            await connection.close()
+            await anyio.to_thread.run_sync(connection.close)
 
 
 @asynccontextmanager
