@@ -10,6 +10,9 @@ from a script (FIFO) or, when the script is empty, from a responder function:
         await client.respond(request)
         assert mock.requests[1].body["parallel_tool_calls"] is False
 
+Prefix caching: `serve_mock(cache=PrefixCache())` bills each prompt as the provider's cache would
+(Anthropic breakpoints and minimum length, OpenAI's automatic prefixes; see bench/mock_cache.py).
+
 Faults: `Failure(status, retry_after=...)` for 429 / 5xx / 4xx (`body=` for a server's own error
 shape); `Reply(stall_after=n)` streams n events then goes silent, `Reply(end_after=n)` ends the
 stream cleanly after n events; `Reply(delay_s=...)` answers late, `chunk_delay_s` streams slowly,
@@ -24,6 +27,7 @@ group that the context manager opens and closes.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections import deque
@@ -38,11 +42,14 @@ import anyio.abc
 import orjson
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from bench.mock_cache import PrefixCache
+
 __all__ = [
     "Call",
     "Failure",
     "MockProvider",
     "MockUsage",
+    "PrefixCache",
     "Recorded",
     "Reply",
     "Responder",
@@ -171,8 +178,10 @@ Responder = Callable[[Recorded], Response]
 
 
 class MockProvider:
-    def __init__(self, responder: Responder) -> None:
+    def __init__(self, responder: Responder, cache: PrefixCache | None = None) -> None:
         self.responder = responder
+        self.cache = cache
+        """When set, replies' prompt usage is what this prefix cache bills (see bench/mock_cache.py)."""
         self.requests: list[Recorded] = []
         self.connections = 0
         """Connections accepted so far (keep-alive reuse shows as fewer connections than requests)."""
@@ -185,7 +194,15 @@ class MockProvider:
         self._script.extend(responses)
 
     def decide(self, request: Recorded) -> Response:
-        return self._script.popleft() if self._script else self.responder(request)
+        response = self._script.popleft() if self._script else self.responder(request)
+        if self.cache is None or not isinstance(response, Reply):
+            return response
+        billed = self.cache.bill(request._fields(), anthropic=request.dialect == "anthropic")
+        if isinstance(billed, str):
+            return Failure(400, billed)
+        usage = dataclasses.replace(response.usage, input_tokens=billed.input_tokens,
+                                    cached_tokens=billed.cached_tokens, cache_write_tokens=billed.cache_write_tokens)
+        return dataclasses.replace(response, usage=usage)
 
     async def handle(self, stream: anyio.abc.ByteStream) -> None:
         self.connections += 1
@@ -236,9 +253,11 @@ class MockProvider:
 
 
 @asynccontextmanager
-async def serve_mock(responder: Responder | None = None) -> AsyncIterator[MockProvider]:
-    """Serve on an ephemeral loopback port; `mock.base_url` is `http://127.0.0.1:<port>`."""
-    mock = MockProvider(responder or tool_loop())
+async def serve_mock(responder: Responder | None = None,
+                     cache: PrefixCache | None = None) -> AsyncIterator[MockProvider]:
+    """Serve on an ephemeral loopback port; `mock.base_url` is `http://127.0.0.1:<port>`. With `cache`,
+    usage reports prefix-cache reads and writes as the provider would."""
+    mock = MockProvider(responder or tool_loop(), cache)
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     mock.base_url = f"http://127.0.0.1:{port}"

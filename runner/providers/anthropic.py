@@ -3,7 +3,11 @@
 Request: the system prompt as one text block and the tools (converted to `input_schema`) marked
 `cache_control: ephemeral` at their ends. Tools come first in Anthropic's cache prefix, so the mark on
 the last tool caches them even when a method changes the system prompt, and the mark on the system
-block caches tools + system while it stays the same. Assistant turns are content blocks: the
+block caches tools + system while it stays the same. A third, rolling mark sits on the last block of
+the latest turn: each turn writes the conversation so far to the cache and the next turn reads it back
+(the provider looks 20 blocks back from a mark for the longest cached prefix, and a turn adds two),
+so from the second turn on the conversation is billed at the cache-read rate. Three marks stay within
+the provider's limit of four. Assistant turns are content blocks: the
 turn's thinking blocks exactly as received (their signatures are verified on the way back), then
 text, then `tool_use`. Consecutive tool results (and a user message after them) merge into one user
 message of `tool_result` blocks. Auth is `x-api-key`, with an `anthropic-version` header.
@@ -31,7 +35,8 @@ from runner.providers.sse import drain, iter_sse
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicClient", "anthropic_messages", "anthropic_tools", "anthropic_usage"]
+__all__ = ["ANTHROPIC_VERSION", "AnthropicClient", "anthropic_messages", "anthropic_tools", "anthropic_usage",
+           "mark_latest_turn"]
 
 ANTHROPIC_VERSION = "2023-06-01"
 STATE_KEY = "anthropic"
@@ -90,7 +95,7 @@ class AnthropicClient:
         body: dict[str, JSON] = {
             "model": self.model,
             "max_tokens": request.max_output_tokens,
-            "messages": anthropic_messages(request.messages),
+            "messages": mark_latest_turn(anthropic_messages(request.messages)),
             "stream": True,
         }
         if request.system:
@@ -161,6 +166,16 @@ def anthropic_messages(messages: Iterable[Message]) -> list[dict[str, JSON]]:
         else:
             out.append({"role": role, "content": blocks})
     return out
+
+
+def mark_latest_turn(messages: list[dict[str, JSON]]) -> list[dict[str, JSON]]:
+    """The rolling cache breakpoint: `cache_control` on the last block of the last message, unless that
+    block is thinking (which cannot carry a mark; the turn is then read from the previous mark)."""
+    if messages and messages[-1]["content"]:
+        last = messages[-1]["content"][-1]
+        if last.get("type") not in _THINKING_TYPES:
+            last["cache_control"] = _EPHEMERAL
+    return messages
 
 
 def anthropic_usage(fields: Mapping[str, Any]) -> Usage:

@@ -45,8 +45,8 @@ async def test_headers_system_tools_and_cache_control_placement() -> None:
                                 "input_schema": {"type": "object", "properties": {"q": {"type": "string"}},
                                                  "required": ["q"]}}
     assert body["tools"][1]["cache_control"] == EPHEMERAL
-    # Only the unchanging prefix is marked: the last tool and the system prompt, nothing in the messages.
-    assert sorted(_cache_marks(body)) == [".system[0]", ".tools[1]"]
+    # The unchanging prefix (last tool, system prompt) and the rolling mark on the latest turn's last block.
+    assert sorted(_cache_marks(body)) == [".messages[2].content[0]", ".system[0]", ".tools[1]"]
     assert body["max_tokens"] == 2048 and body["stream"] is True
     assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
     assert "thinking" not in body
@@ -70,7 +70,7 @@ async def test_thinking_blocks_go_back_with_their_signatures_before_text_and_too
         {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "order 7"}},
     ]}
     assert results == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "order 7: shipped"}]}
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "order 7: shipped", "cache_control": EPHEMERAL}]}
 
 
 def test_redacted_thinking_is_passed_back_untouched() -> None:
