@@ -50,6 +50,8 @@ class Budget:
         self._open: dict[int, Reservation] = {}
         self._ids = itertools.count()
         self._by_purpose: dict[str, Fraction] = {}
+        self.refused = False
+        """Set by the first refusal; every later reservation is refused too."""
         self.overruns = 0
         """Calls that cost more than they reserved: the worst case was no upper bound for them (a stale
         price, a provider-reported cost above the table's, more attempts than allowed for)."""
@@ -77,12 +79,31 @@ class Budget:
     def reserve(self, amount: float, purpose: Purpose = "agent") -> Reservation:
         """Hold `amount` for a call about to be sent, or raise BudgetExhausted: then do not send it."""
         exact = _exact(amount, "amount")
-        if self._spent + self._reserved + exact > self._cap:
-            raise BudgetExhausted(amount, self.spent, self.reserved, self.cap)
+        self._check(amount, exact)
         reservation = Reservation(next(self._ids), amount, purpose)
         self._open[reservation.id] = reservation
         self._reserved += exact
         return reservation
+
+    def extend(self, reservation: Reservation, amount: float) -> Reservation:
+        """Hold `amount` more for a call already holding `reservation` (its next attempt), or raise
+        BudgetExhausted (the attempt is not sent; the call keeps what it held)."""
+        if reservation.id not in self._open:
+            raise ValueError(f"reservation {reservation.id} was already settled or released")
+        grown = Reservation(reservation.id, reservation.amount + _checked_float(amount), reservation.purpose)
+        # The held amount is the float the reservation carries (what `_close` gives back), exactly.
+        delta = _exact(grown.amount, "amount") - _exact(reservation.amount, "amount")
+        self._check(amount, delta)
+        self._open[reservation.id] = grown
+        self._reserved += delta
+        return grown
+
+    def _check(self, amount: float, exact: Fraction) -> None:
+        """Refuse once the cap would be passed, and from then on refuse everything: the run is stopping,
+        and a later, cheaper call slipping under the cap would only start work that cannot finish."""
+        if self.refused or self._spent + self._reserved + exact > self._cap:
+            self.refused = True
+            raise BudgetExhausted(amount, self.spent, self.reserved, self.cap)
 
     def settle(self, reservation: Reservation, actual_cost: float) -> None:
         """The call ended: release its reservation and add what it actually cost. An actual above the
@@ -109,3 +130,8 @@ def _exact(value: float, name: str) -> Fraction:
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be a finite amount >= 0, got {value}")
     return Fraction(value)
+
+
+def _checked_float(value: float) -> float:
+    _exact(value, "amount")
+    return value

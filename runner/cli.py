@@ -37,6 +37,7 @@ from runner.models.compat import CONTEXT_PROBE_TOKENS, check_compatibility, rend
 from runner.models.probe import probe_models
 from runner.models.registry import ModelEntry, build_models, close_models, endpoint_of
 from runner.optional import load_extra
+from runner.paths import check_suite_target
 from runner.providers import OpenAICompatClient
 from runner.report import build_report, render_csv, render_json, render_markdown, render_text, render_window_csv
 from runner.runs import list_runs, render_runs_json, render_runs_text
@@ -181,6 +182,8 @@ def _add_result_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window, "
                                                "then the projected cost of the full sweep")
     run.add_argument("--repeats", type=int, help="run each test task K times: spread between repeats and pass^k")
+    run.add_argument("--max-tokens", type=int, help="output tokens per model call at most (default 4096; "
+                                                    "a call reserves its worst case from it)")
     run.add_argument("--judge", help="a model to judge pitches (default: the offline deterministic judge)")
 
 
@@ -214,7 +217,7 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "seed": "seed", "block_size": "block_size", "concurrency": "concurrency",
                   "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
                   "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels",
-                  "repeats": "repeats"}
+                  "repeats": "repeats", "max_tokens": "max_tokens"}
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
@@ -367,6 +370,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
     if args.data_command == "check" and args.gold:
         return run_check_gold(args.dir)
     if args.data_command == "build":
+        print(check_suite_target(args.out).capitalize() + " ...")
         fingerprint = build_suite(args.out, args.seed)
         print(f"Built the suite (seed {args.seed}) in {args.out}\nfingerprint {fingerprint}")
         return 0

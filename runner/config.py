@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -24,7 +25,7 @@ from simulators.protocol import SCENARIOS
 __all__ = ["RESULT_KEYS", "SweepConfig", "config_from_json", "config_hash", "load_config_file"]
 
 RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
-               "repeats")
+               "repeats", "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,18 @@ class SweepConfig:
     model_concurrency: int = 32
     """Model calls in flight per model."""
     max_episode_attempts: int = 3
-    """An episode hit by infrastructure failures is re-run this many times before the run stops."""
+    """An episode hit by infrastructure failures is run at most this many times (while its failed request
+    still has attempts left) before the run stops."""
+    max_request_attempts: int = 6
+    """Attempts one request body may make in the whole run, client retries and episode re-runs together."""
+    breaker_failures: int = 5
+    """Breaker failures in a row (5xx, timeouts, dropped connections) that pause an endpoint: calls then wait
+    while one probe at a time tests it."""
+    endpoint_down_after_s: float = 900.0
+    """An endpoint paused this long is down: the run stops, resumable."""
+    max_tokens: int = 4096
+    """Output tokens per model call at most (an endpoint's own `max_tokens` wins for its model); a call
+    reserves its worst case from it, so it decides how many calls a budget admits at once."""
     pilot: int = 0
     """When > 0: only the first N serving and N test tasks of each window."""
     repeats: int = 1
@@ -65,20 +77,22 @@ class SweepConfig:
     """Free text that says what the run is for (`run --label`), shown by `shiftbench runs`; not hashed."""
 
     def validate(self, source: str) -> SweepConfig:
-        """Raise one clear error naming `source` (a file or `flags`) for the first problem found."""
+        """Raise one clear error naming `source` (a file or `flags`) for the first problem found: every
+        number finite, of the right type and in range, before anything is written."""
         _check_names(source, "methods", self.methods, sorted(METHOD_REGISTRY))
         _check_names(source, "scenarios", self.scenarios, list(SCENARIOS), allow_other=bool(self.dataset))
         if not self.models:
             raise ShiftbenchInputError(f"{source}: models is empty; name at least one (e.g. scripted)")
-        for name, value in (("block_size", self.block_size), ("concurrency", self.concurrency),
-                            ("model_concurrency", self.model_concurrency),
-                            ("max_episode_attempts", self.max_episode_attempts), ("repeats", self.repeats)):
-            if value < 1:
-                raise ShiftbenchInputError(f"{source}: {name} must be at least 1, got {value}")
-        if self.pilot < 0:
-            raise ShiftbenchInputError(f"{source}: pilot must be 0 (off) or a positive number of tasks")
-        if self.budget is not None and self.budget <= 0:
-            raise ShiftbenchInputError(f"{source}: budget must be a positive number of USD")
+        for name, (low, high) in _INT_RANGES.items():
+            _check_int(source, name, getattr(self, name), low, high)
+        if self.budget is not None:
+            _check_number(source, "budget", self.budget, "a positive number of USD")
+        _check_number(source, "endpoint_down_after_s", self.endpoint_down_after_s, "a positive number of seconds")
+        for name in ("dataset", "journal", "judge"):
+            if not isinstance(getattr(self, name), str):
+                raise ShiftbenchInputError(f"{source}: {name} must be a string")
+        if not isinstance(self.allow_unpriced, bool):
+            raise ShiftbenchInputError(f"{source}: allow_unpriced must be true or false")
         return self
 
     def results_view(self) -> dict[str, Any]:
@@ -95,6 +109,30 @@ def config_from_json(text: str) -> SweepConfig:
 
 def config_hash(config: SweepConfig) -> str:
     return hashlib.sha256(orjson.dumps(config.results_view(), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    "seed": (0, 2**32 - 1), "block_size": (1, 100_000), "concurrency": (1, 100_000),
+    "model_concurrency": (1, 100_000), "max_episode_attempts": (1, 100), "max_request_attempts": (1, 100),
+    "breaker_failures": (1, 10_000), "max_tokens": (1, 10_000_000), "pilot": (0, 10_000_000),
+    "repeats": (1, 1_000),
+}
+"""Integer fields and their allowed range (pilot 0 means off)."""
+
+
+def _check_int(source: str, name: str, value: object, low: int, high: int) -> None:
+    # bool is an int to Python, never a count.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ShiftbenchInputError(f"{source}: {name} must be a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise ShiftbenchInputError(f"{source}: {name} must be between {low} and {high}, got {value}")
+
+
+def _check_number(source: str, name: str, value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ShiftbenchInputError(f"{source}: {name} must be {what}, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ShiftbenchInputError(f"{source}: {name} must be {what}, got {value}")
 
 
 def _check_names(source: str, key: str, names: tuple[str, ...], known: list[str], allow_other: bool = False) -> None:
@@ -118,9 +156,9 @@ def _suggest(word: str, known: list[str]) -> str:
 _FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig) if f.name != "plan"}
 _TUPLE_KEYS = {"models", "methods", "scenarios", "labels"}
 _TABLE_KEYS = {"prices", "endpoints"}
-_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,),
+_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,), "float": (int, float),
                                        "float | None": (int, float), "Mapping[str, Any]": (dict,)}
-_KIND_NAMES = {"int": "an integer", "str": "a string", "bool": "true or false",
+_KIND_NAMES = {"int": "an integer", "str": "a string", "bool": "true or false", "float": "a number",
                "float | None": "a number", "Mapping[str, Any]": "a table"}
 
 
@@ -157,6 +195,6 @@ def _coerce(path: Path, key: str, value: object) -> Any:
     kind = str(_FIELD_TYPES[key])
     if not isinstance(value, _KINDS[kind]) or (isinstance(value, bool) and kind != "bool"):
         raise ShiftbenchInputError(f"{path}: {key} must be {_KIND_NAMES[kind]}")
-    if kind == "float | None" and isinstance(value, (int, float)):
+    if kind in ("float", "float | None") and isinstance(value, (int, float)):
         return float(value)
     return value

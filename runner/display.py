@@ -87,6 +87,7 @@ def status_line(progress: RunProgress) -> str:
         f"calls {progress.calls_in_flight}/{progress.call_limit}",
         f"retries {progress.retries} 429s {progress.rate_limited}",
         f"ETA {_eta(progress)}",
+        *progress.paused_endpoints(),
     ]
     return " | ".join(parts)
 
@@ -265,6 +266,7 @@ class RichDisplay:
         avg_h, avg_f = running_scores(progress)
         done, total = progress.done, progress.total
         stop = [Text(f"stopping: {progress.stop_reason}", style="bold red")] if progress.stop_reason else []
+        paused = [Text(line, style="bold yellow") for line in progress.paused_endpoints()]
         return [
             *stop,
             Text(f"run {progress.run_id} {progress.status}  {done}/{total} units  "
@@ -275,4 +277,5 @@ class RichDisplay:
             Text(f"calls {progress.calls_in_flight}/{progress.call_limit} in flight  "
                  f"oldest {progress.oldest_call_age():.0f}s  retries {progress.retries}  "
                  f"429s {progress.rate_limited}  requeued {progress.episodes_requeued}"),
+            *paused,
         ]

@@ -24,7 +24,7 @@ import orjson
 from methods.base import Method, MethodSetup, MethodSpec
 from methods.registry import get_method_spec
 from runner.budget import BudgetExhausted
-from runner.episode import EpisodeResult, run_episode
+from runner.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.errors import InfrastructureError, RunAborted
 from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Journal
 from runner.limits import SERVING, TEST
@@ -86,6 +86,7 @@ class Engine:
     domains: Callable[[str], Domain] = get_domain
     method_specs: Callable[[str], MethodSpec] = get_method_spec
     checkpoint_every: int = CHECKPOINT_EVERY
+    limits: EpisodeLimits = field(default_factory=EpisodeLimits)
     _unsaved: dict[str, int] = field(default_factory=dict)
     """Per stream, serving episodes learned from since its last checkpoint."""
 
@@ -220,7 +221,9 @@ class Engine:
 
     async def _attempt(self, stream: Stream, task: Task, context: str, priority: int,
                        unit_id: str | None = None) -> EpisodeResult | None:
-        """Run an episode; infrastructure failures re-queue it, a bounded number of times. None: the
+        """Run an episode. A provider failure's class decides what follows (runner.providers.taxonomy): the
+        episode runs again only when the class says so and its failed request still has attempts left
+        (the same body would be sent again), else the run stops with the class's message. None: the
         budget cap stopped it before a call was sent (the run then stops dispatching)."""
         unit_id = unit_id or stream.unit_id(task)
         result = await self._attempt_episode(stream, task, context, priority, unit_id)
@@ -236,16 +239,16 @@ class Engine:
             try:
                 model = self.clients.client(stream.model, unit_id, stream.stream_id, "agent", priority)
                 judge = self.judges(stream, unit_id)
-                return await run_episode(task, stream.scenario.environment, domain, model, context, judge)
+                return await run_episode(task, stream.scenario.environment, domain, model, context, judge,
+                                         self.limits)
             except BudgetExhausted as exc:
                 self.stop.request(str(exc), "budget_exhausted")
                 return None
             except InfrastructureError as exc:
+                if exc.policy.outcome != "requeue" or exc.attempts_left <= 0 or attempt == self.max_episode_attempts:
+                    raise RunAborted(f"{unit_id}: {exc.headline()}") from exc
                 self.progress.episodes_requeued += 1
                 live.episode_ended(unit_id, self.progress.clock(), finished=False)  # its turns start over
-                if attempt == self.max_episode_attempts:
-                    raise RunAborted(f"{unit_id}: the model failed {attempt} times "
-                                     f"({type(exc).__name__}: {exc}); resume when the provider is back") from exc
                 await anyio.sleep(RETRY_PAUSE_S * attempt)
         raise AssertionError("unreachable")
 

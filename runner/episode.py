@@ -3,7 +3,9 @@
 The loop is the same for every method (FORMAT.md): one tool call per turn; a turn with several calls
 executes none and answers each; a turn with no call gets a corrective user message; every call id gets
 exactly one result; `finish` ends the episode once it validates. Budgets: 50 tool calls (in the tool
-session), 100 turns, 256k output tokens.
+session), 100 turns, 256k output tokens. A provider failure whose class ends an episode (context too
+long, content filtered: runner.providers.taxonomy) ends it like a limit would, with that end reason,
+and it is graded as it stands; every other provider failure propagates (never scored).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runner.errors import InfrastructureError
 from simulators.audit import EpisodeAudit, WatchedWorld, audit_episode
 from simulators.domain import Domain, DomainWorld, Grade, Judge
 from simulators.model_api import ModelClient, ModelRequest, Usage
@@ -80,7 +83,13 @@ async def run_episode(
             system=system, messages=tuple(messages), tools=environment.tools,
             max_output_tokens=min(limits.max_output_tokens_per_call, remaining), domain=task.domain,
         )
-        response = await model.respond(request)
+        try:
+            response = await model.respond(request)
+        except InfrastructureError as exc:
+            if exc.policy.outcome != "end_episode":
+                raise
+            usage, cost, end_reason = usage + exc.usage, cost + exc.cost_usd, exc.policy.end_reason
+            break
         usage, cost = usage + response.usage, cost + response.cost_usd
         turn = response.turn
         messages.append(Message(role="assistant", content=turn.text, reasoning=turn.reasoning,

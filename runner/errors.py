@@ -1,41 +1,20 @@
 """Errors of the runner.
 
-    InfrastructureError        the provider side failed (after its retries); the episode is re-queued,
-    │                          never scored as an agent failure
+    InfrastructureError        the provider side failed (classified by `runner.providers.taxonomy`,
+    │                          whose policy decides retry, re-queue, pause or stop); never scored as
+    │                          an agent failure
     ├── RateLimited            429 / overloaded
     ├── ProviderTimeout        an attempt or the whole call ran out of time
     └── ProviderError          any other failure of the provider or the connection
-    RunAborted                 the run cannot go on (an episode failed too often); resumable
+    RunAborted                 the run cannot go on; the journal stays resumable
 """
 
 from __future__ import annotations
 
-from simulators.model_api import Usage
+from runner.providers.taxonomy import Failure, InfrastructureError, ProviderError, ProviderTimeout, RateLimited
 
-__all__ = ["InfrastructureError", "ProviderError", "ProviderTimeout", "RateLimited", "RunAborted", "sole_error"]
-
-
-class InfrastructureError(Exception):
-    """`usage` and `attempts`: what the failed attempts consumed (a provider may bill tokens of a call
-    that then failed), so it is priced and journaled; `cost_usd` is set once it has been priced."""
-
-    def __init__(self, message: str = "", *, usage: Usage | None = None, attempts: int = 1) -> None:
-        super().__init__(message)
-        self.usage = usage or Usage()
-        self.attempts = attempts
-        self.cost_usd = 0.0
-
-
-class RateLimited(InfrastructureError):
-    pass
-
-
-class ProviderTimeout(InfrastructureError):
-    pass
-
-
-class ProviderError(InfrastructureError):
-    pass
+__all__ = ["Failure", "InfrastructureError", "ProviderError", "ProviderTimeout", "RateLimited", "RunAborted",
+           "sole_error"]
 
 
 class RunAborted(Exception):

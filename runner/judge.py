@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from methods.llm_json import extract_json
-from runner.errors import ProviderError
+from runner.errors import Failure, ProviderError
 from runner.limits import TEST
 from runner.models.stack import ClientStack
 from runner.plan import Stream
@@ -52,7 +52,8 @@ class LLMJudge:
         labels = value.get("labels") if isinstance(value, dict) else None
         wanted = [item.attribute for item in request.items]
         if not isinstance(labels, dict) or any(labels.get(a) not in LABELS for a in wanted):
-            raise ProviderError(f"judge {self.name} gave no usable verdict for {request.product}")
+            raise ProviderError(f"judge {self.name} gave no usable verdict for {request.product}",
+                                failure=Failure.MALFORMED)
         claims = value.get("invented_claims", []) if isinstance(value, dict) else []
         invented = tuple(str(c) for c in claims) if isinstance(claims, list) else ()
         return JudgeVerdict(labels={a: str(labels[a]) for a in wanted}, invented_claims=invented, judge=self.name)

@@ -16,8 +16,19 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["RunProgress", "StreamProgress"]
+__all__ = ["Pausable", "RunProgress", "StreamProgress"]
+
+
+class Pausable(Protocol):
+    """An endpoint's circuit breaker, as the dashboard sees it."""
+
+    label: str
+
+    def paused_for(self) -> float | None:
+        """None while calls go out; else seconds until the next probe."""
+        ...
 
 
 RATE_SAMPLE = 50
@@ -110,6 +121,16 @@ class RunProgress:
     """Why the run is stopping, set the moment a stop is requested."""
     resumed_units: int = 0
     """Units already done when this process started (excluded from the rate behind the ETA)."""
+    endpoints: list[Pausable] = field(default_factory=list)
+
+    def paused_endpoints(self) -> list[str]:
+        """'<endpoint> paused, probe in Ns' for each endpoint whose breaker is open."""
+        paused = []
+        for endpoint in self.endpoints:
+            wait = endpoint.paused_for()
+            if wait is not None:
+                paused.append(f"{endpoint.label} paused, probe {'out' if wait == 0 else f'in {wait:.0f}s'}")
+        return paused
 
     def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
         self.input_tokens += input_tokens

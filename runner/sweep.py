@@ -34,6 +34,7 @@ from runner.models.probe import probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
 from runner.models.watched import CURRENT_STREAM
+from runner.paths import check_journal_target, check_suite_target
 from runner.pilot import pilot_projection
 from runner.plan import Stream, plan_streams
 from runner.pricing import Price
@@ -71,13 +72,30 @@ def code_version() -> str:
 
 def resolve_dataset(config: SweepConfig, say: Callable[[str], None]) -> Dataset:
     """The configured dataset, or the built-in suite (built on first use)."""
+    return load_dataset(build_suite_if_needed(config, say), only=config.scenarios)
+
+
+def suite_root(config: SweepConfig) -> Path:
+    return (DEFAULT_HOME / "suites" / f"seed-{config.seed}").resolve()
+
+
+def dataset_root(config: SweepConfig) -> Path | None:
+    """The dataset to read: the configured one, or the built-in suite once built; None: not built yet."""
     if config.dataset:
-        return load_dataset(Path(config.dataset).resolve(), only=config.scenarios)
-    root = (DEFAULT_HOME / "suites" / f"seed-{config.seed}").resolve()
-    if not (root / "data").is_dir():
-        say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
-        build_suite(root, config.seed)
-    return load_dataset(root, only=config.scenarios)
+        return Path(config.dataset).resolve()
+    root = suite_root(config)
+    return root if (root / "data").is_dir() else None
+
+
+def build_suite_if_needed(config: SweepConfig, say: Callable[[str], None]) -> Path:
+    root = dataset_root(config)
+    if root is not None:
+        return root
+    root = suite_root(config)
+    check_suite_target(root, "the built-in suite's folder")
+    say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
+    build_suite(root, config.seed)
+    return root
 
 
 def _new_run_id() -> str:
@@ -88,15 +106,23 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
                       say: Callable[[str], None] = print) -> RunOutcome:
     """Check everything that can be checked before spending anything (models, keys, prices, dataset,
     a probe of each model), then journal the run and drive it."""
+    check_journal_target(journal_path)
     config = scenarios_present(config)
     tally = RetryTally()
     models = build_models(config, tally)
     try:
         prices = model_prices(config, models)
-        dataset = resolve_dataset(config, say)
+        # A dataset that is already there is read (and checked) before the probe; the built-in suite is
+        # built only after it: a run that cannot start writes nothing.
+        root = dataset_root(config)
+        dataset = load_dataset(root, only=config.scenarios) if root is not None else None
+        if dataset is not None:
+            check_oracle_readable(config, dataset)
+            _plan(config, dataset)
+        await probe_models(models.values(), say)
+        dataset = dataset or resolve_dataset(config, say)
         check_oracle_readable(config, dataset)
         streams = _plan(config, dataset)
-        await probe_models(models.values(), say)
         run_id = _new_run_id()
         say(f"Journal: {journal_path}  (run {run_id})")
         async with open_journal(journal_path) as journal:
@@ -110,6 +136,7 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
                        say: Callable[[str], None] = print, budget: float | None = None) -> RunOutcome:
     """Continue a run in place. `budget` replaces the run's cap (a run stopped by its cap resumes with a
     higher one); everything that decides results must be as it was."""
+    check_journal_target(journal_path)
     say(f"Journal: {journal_path}  (resuming run {run_id})")
     async with open_journal(journal_path, create=False) as journal:
         config, dataset = await _load_run(journal, journal_path, run_id)
@@ -189,6 +216,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
             waiting.quota_until = max(waiting.quota_until, progress.clock() + notice.wait_s)
 
     tally.listeners.append(count_retry)
+    progress.endpoints = list({id(e.breaker): e.breaker for e in models.values() if e.breaker is not None}.values())
     budget = await _budget(journal, run_id, config.budget, progress)
     cached = await journal.read.cached_units(run_id)
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,

@@ -1,5 +1,7 @@
 """Every model call is priced, and under a cap it is paid for in advance: a call reserves its worst case
-before it is sent and settles to its actual cost once it returns.
+before it is sent and settles to its actual cost once it returns. A retry reserves one more attempt's
+worst case before it goes out (through `BEFORE_RETRY`), so a call holds what it may really cost, not
+every attempt it might make.
 
 Wrap the provider client directly (inside the concurrency gate, so that calls waiting for a slot hold
 no reservation, and inside the response cache, so that replayed answers are never charged):
@@ -10,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from runner.budget import Budget, Reservation
+from runner.budget import Budget, BudgetExhausted, Reservation
 from runner.errors import InfrastructureError
 from runner.pricing import Price, cost_usd, worst_case_usd
 from runner.progress import RunProgress
-from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose
+from runner.providers.retry import BEFORE_RETRY
+from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
 
 __all__ = ["PricedModel"]
 
@@ -23,9 +26,8 @@ class PricedModel:
     def __init__(self, inner: ModelClient, price: Price | None, budget: Budget | None,
                  progress: RunProgress | None, purpose: Purpose = "agent", *, max_attempts: int = 1) -> None:
         """`price` None: an unpriced model the user allowed; it reserves nothing and costs what the
-        provider reports, else 0. `max_attempts`: the most attempts `inner` makes per call (its retry
-        limit). Its usage sums every attempt, so the worst case of a call is that many times one
-        attempt's; a limit set too low makes the reservation no upper bound."""
+        provider reports, else 0. `max_attempts`: attempts reserved up front (for an `inner` that retries
+        without telling `BEFORE_RETRY`); every attempt beyond them reserves its own worst case."""
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
         self._inner = inner
@@ -42,8 +44,26 @@ class PricedModel:
     async def respond(self, request: ModelRequest) -> ModelResponse:
         """Raises BudgetExhausted, without sending the call, when its worst case would pass the cap."""
         reservation = self._reserve(worst_case_usd(request, self._price, self._max_attempts))
+        refused_after: list[Usage] = []
+
+        def before_retry(attempt: int, billed: Usage) -> None:
+            nonlocal reservation
+            if attempt <= self._max_attempts or self._budget is None or reservation is None:
+                return
+            try:
+                reservation = self._budget.extend(reservation, worst_case_usd(request, self._price))
+            except BudgetExhausted:
+                refused_after.append(billed)  # what the attempts already made were billed
+                raise
+            finally:
+                self._publish(0.0)
+
+        token = BEFORE_RETRY.set(before_retry)
         try:
             response = await self._inner.respond(request)
+        except BudgetExhausted:
+            self._settle(reservation, cost_usd(refused_after[0], self._price) if refused_after else 0.0)
+            raise
         except InfrastructureError as exc:
             # The failed attempts' tokens travel on the error: billed like any other tokens.
             exc.cost_usd = cost_usd(exc.usage, self._price)
@@ -54,6 +74,8 @@ class PricedModel:
             # when the provider billed it anyway. BaseException: a cancelled call releases its hold too.
             self._settle(reservation, 0.0)
             raise
+        finally:
+            BEFORE_RETRY.reset(token)
         cost = cost_usd(response.usage, self._price)
         self._settle(reservation, cost)
         return replace(response, cost_usd=cost)

@@ -25,6 +25,6 @@ async def probe_models(entries: Iterable[ModelEntry], say: Callable[[str], None]
         try:
             await entry.probe.respond(request)
         except InfrastructureError as exc:
-            raise ShiftbenchInputError(f"--models: probe of '{entry.name}' failed ({type(exc).__name__}: {exc}); "
+            raise ShiftbenchInputError(f"--models: probe of '{entry.name}' failed ({exc.failure}: {exc}); "
                                        f"check its endpoint and {entry.key_hint or 'its API key'}") from exc
         say(f"Probe: {entry.name} answered.")

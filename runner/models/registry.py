@@ -9,19 +9,22 @@
     <name>                                     a named endpoint of the sweep file ([endpoints.<name>])
 
 Keys are read from the environment only, held masked (`Secret`), and never written anywhere. One HTTP
-connection pool and one rate limiter per endpoint, shared by every client that calls it.
+connection pool, one rate limiter and one circuit breaker per endpoint (`Pool`), shared by every client
+that calls it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
 from runner.config import SweepConfig
+from runner.models.capped import DEFAULT_MAX_TOKENS
 from runner.models.scripted import ScriptedModel
 from runner.pricing import Price, price_of, unpriced, with_overrides
 from runner.providers import (
@@ -36,7 +39,9 @@ from runner.providers import (
     Secret,
     make_http_client,
 )
+from runner.providers.breaker import BreakerPolicy, CircuitBreaker
 from runner.providers.endpoint import EXTRA_SCOPES
+from runner.providers.ledger import RequestLedger
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
@@ -63,8 +68,13 @@ KINDS: dict[str, Kind] = {
 PROBE_POLICY = RetryPolicy(max_attempts=2, attempt_timeout_s=60.0, deadline_s=90.0, backoff_initial_s=0.5,
                            backoff_max_s=2.0)
 
+BREAKER_FIRST_PROBE_S = 2.0
+BREAKER_MAX_PROBE_INTERVAL_S = 60.0
+SWEEP_POLICY = RetryPolicy()
+"""The retry timing of a sweep's calls (the attempt bound comes from the sweep's `max_request_attempts`)."""
+
 ENDPOINT_KEYS = {"kind", "model", "base_url", "api_key_env", "requests_per_minute", "tokens_per_minute",
-                 "max_concurrency", "extra_body", "thinking_budget", "stream"}
+                 "max_concurrency", "extra_body", "thinking_budget", "stream", "max_tokens"}
 
 
 @dataclass(frozen=True)
@@ -74,10 +84,13 @@ class ModelEntry:
     offline: bool
     """In-process and free: its calls are neither cached nor journaled one by one."""
     max_attempts: int = 1
-    """The most attempts the client makes per call (its retry limit): the budget reserves for all."""
+    """The most attempts the client makes per call (its retry limit)."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Output tokens per call at most: the sweep's `max_tokens`, or its endpoint's own."""
     key_hint: str = ""
     """Where its key comes from, for error messages (never the key)."""
     http: httpx.AsyncClient | None = None
+    breaker: CircuitBreaker | None = None
     probe: ModelClient | None = None
     """The same model behind a short retry policy: a probe should fail in seconds, not after the
     minutes of backoff a sweep's calls are allowed."""
@@ -99,6 +112,15 @@ class RetryTally:
 
 
 @dataclass(frozen=True)
+class Pool:
+    """What every client of one endpoint shares."""
+
+    http: httpx.AsyncClient
+    limiter: RateLimiter
+    breaker: CircuitBreaker
+
+
+@dataclass(frozen=True)
 class Endpoint:
     kind: str
     model: str
@@ -106,32 +128,41 @@ class Endpoint:
     key_env: str
     limits: RateLimits
     extra: Mapping[str, Any]
+    max_tokens: int | None = None
 
 
 def build_models(config: SweepConfig, tally: RetryTally | None = None) -> dict[str, ModelEntry]:
     """Every model the sweep names (agents and the judge), built before anything is spent."""
     tally = tally or RetryTally()
     names = list(dict.fromkeys([*config.models, *([config.judge] if config.judge else [])]))
-    pools: dict[str, tuple[httpx.AsyncClient, RateLimiter]] = {}
-    return {name: build_model(name, config.endpoints, tally, pools) for name in names}
+    pools: dict[str, Pool] = {}
+    breaker = BreakerPolicy(failures_to_open=config.breaker_failures, give_up_after_s=config.endpoint_down_after_s,
+                            first_probe_s=BREAKER_FIRST_PROBE_S, max_probe_interval_s=BREAKER_MAX_PROBE_INTERVAL_S)
+    # One ledger for the run: a request body's attempts are bounded whichever client or layer sends it.
+    ledger = RequestLedger(config.max_request_attempts)
+    return {name: build_model(name, config.endpoints, tally, pools, max_tokens=config.max_tokens, ledger=ledger,
+                              breaker=breaker) for name in names}
 
 
 def build_model(name: str, endpoints: Mapping[str, Any] | None = None, tally: RetryTally | None = None,
-                pools: dict[str, tuple[httpx.AsyncClient, RateLimiter]] | None = None) -> ModelEntry:
+                pools: dict[str, Pool] | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+                ledger: RequestLedger | None = None, breaker: BreakerPolicy | None = None) -> ModelEntry:
     kind, _, rest = name.partition(":")
     if kind == "scripted":
         try:
-            return ModelEntry(name, ScriptedModel(rest or "oracle"), offline=True)
+            return ModelEntry(name, ScriptedModel(rest or "oracle"), offline=True, max_tokens=max_tokens)
         except ValueError as exc:
             raise ShiftbenchInputError(f"--models: {exc}") from exc
     endpoint = _endpoint(name, endpoints or {})
     key = _key(name, endpoint)
-    http, limiter = _pool(endpoint, pools if pools is not None else {})
-    policy = RetryPolicy()
-    client = _client(name, endpoint, key, http, limiter, Retrier(policy, on_retry=tally or RetryTally()))
-    probe = _client(name, endpoint, key, http, limiter, Retrier(PROBE_POLICY))
+    pool = _pool(endpoint, pools if pools is not None else {}, breaker or BreakerPolicy())
+    ledger = ledger or RequestLedger()
+    policy = replace(SWEEP_POLICY, max_attempts=ledger.max_attempts)
+    client = _client(name, endpoint, key, pool, Retrier(policy, on_retry=tally or RetryTally(), ledger=ledger))
+    probe = _client(name, endpoint, key, pool, Retrier(PROBE_POLICY))
     return ModelEntry(name, client, offline=False, max_attempts=policy.max_attempts,
-                      key_hint=f"${endpoint.key_env}", http=http, probe=probe)
+                      max_tokens=endpoint.max_tokens or max_tokens, key_hint=f"${endpoint.key_env}", http=pool.http,
+                      probe=probe, breaker=pool.breaker)
 
 
 def endpoint_of(name: str, endpoints: Mapping[str, Any] | None = None) -> Endpoint:
@@ -162,6 +193,7 @@ def _named_endpoint(name: str, table: Any) -> Endpoint:
     extra_keys = sorted(set(table) - ENDPOINT_KEYS)
     if extra_keys:
         raise ShiftbenchInputError(f"{where}: unknown key '{extra_keys[0]}'; known: {', '.join(sorted(ENDPOINT_KEYS))}")
+    _check_types(where, table)
     kind = str(table.get("kind", ""))
     if kind not in KINDS:
         raise ShiftbenchInputError(f"{where}: kind must be one of {', '.join(KINDS)}")
@@ -170,13 +202,45 @@ def _named_endpoint(name: str, table: Any) -> Endpoint:
     base_url = str(table.get("base_url") or KINDS[kind].base_url)
     if not base_url.startswith(("http://", "https://")):
         raise ShiftbenchInputError(f"{where}: base_url must start with http:// or https://")
-    limits = RateLimits(requests_per_minute=table.get("requests_per_minute"),
-                        tokens_per_minute=table.get("tokens_per_minute"),
-                        max_concurrency=int(table.get("max_concurrency", 32)))
+    limits = RateLimits(requests_per_minute=_rate(where, table, "requests_per_minute"),
+                        tokens_per_minute=_rate(where, table, "tokens_per_minute"),
+                        max_concurrency=_count(where, table, "max_concurrency", 32, 100_000))
+    max_tokens = _count(where, table, "max_tokens", 1, 10_000_000) if "max_tokens" in table else None
     extra = {k: table[k] for k in ("extra_body", "thinking_budget", "stream") if k in table}
     _check_extra_body(where, extra.get("extra_body"))
     return Endpoint(kind, str(table["model"]), base_url, str(table.get("api_key_env") or KINDS[kind].key_env),
-                    limits, extra)
+                    limits, extra, max_tokens)
+
+
+def _rate(where: str, table: Mapping[str, Any], key: str) -> float | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ShiftbenchInputError(f"{where}: {key} must be a positive number per minute, got {value!r}")
+    return float(value)
+
+
+def _count(where: str, table: Mapping[str, Any], key: str, default: int, high: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise ShiftbenchInputError(f"{where}: {key} must be a whole number from 1 to {high}, got {value!r}")
+    return value
+
+
+_FIELD_KINDS: dict[str, tuple[type, str]] = {
+    "model": (str, "a string"), "base_url": (str, "a string"), "api_key_env": (str, "a string"),
+    "kind": (str, "a string"), "stream": (bool, "true or false"), "extra_body": (dict, "a table"),
+}
+
+
+def _check_types(where: str, table: Mapping[str, Any]) -> None:
+    for key, (kind, what) in _FIELD_KINDS.items():
+        if key in table and not isinstance(table[key], kind):
+            raise ShiftbenchInputError(f"{where}: {key} must be {what}, got {table[key]!r}")
+    budget = table.get("thinking_budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024):
+        raise ShiftbenchInputError(f"{where}: thinking_budget must be a whole number of tokens >= 1024, got {budget!r}")
 
 
 def _check_extra_body(where: str, extra_body: Any) -> None:
@@ -199,24 +263,23 @@ def _key(name: str, endpoint: Endpoint) -> Secret:
     return Secret(value or "none")
 
 
-def _pool(endpoint: Endpoint, pools: dict[str, tuple[httpx.AsyncClient, RateLimiter]]
-          ) -> tuple[httpx.AsyncClient, RateLimiter]:
+def _pool(endpoint: Endpoint, pools: dict[str, Pool], breaker: BreakerPolicy) -> Pool:
     key = f"{endpoint.base_url}|{endpoint.key_env}"
     if key not in pools:
         settings = HttpSettings(max_connections=endpoint.limits.max_concurrency)
-        pools[key] = (make_http_client(settings), RateLimiter(endpoint.limits))
+        pools[key] = Pool(make_http_client(settings), RateLimiter(endpoint.limits),
+                          CircuitBreaker(breaker, label=endpoint.base_url))
     return pools[key]
 
 
-def _client(name: str, endpoint: Endpoint, key: Secret, http: httpx.AsyncClient, limiter: RateLimiter,
-            retrier: Retrier) -> ModelClient:
+def _client(name: str, endpoint: Endpoint, key: Secret, pool: Pool, retrier: Retrier) -> ModelClient:
     extra_body = endpoint.extra.get("extra_body")
     if endpoint.kind == "anthropic":
-        return AnthropicClient(endpoint.model, api_key=key, http=http, base_url=endpoint.base_url, name=name,
-                               retrier=retrier, limiter=limiter, extra_body=extra_body,
+        return AnthropicClient(endpoint.model, api_key=key, http=pool.http, base_url=endpoint.base_url, name=name,
+                               retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, extra_body=extra_body,
                                thinking_budget=endpoint.extra.get("thinking_budget"))
-    return OpenAICompatClient(endpoint.model, base_url=endpoint.base_url, api_key=key, http=http, name=name,
-                              retrier=retrier, limiter=limiter, extra_body=extra_body,
+    return OpenAICompatClient(endpoint.model, base_url=endpoint.base_url, api_key=key, http=pool.http, name=name,
+                              retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, extra_body=extra_body,
                               stream=bool(endpoint.extra.get("stream", True)))
 
 

@@ -1,7 +1,8 @@
 """The client an episode, a judge or a method talks to: the provider client wrapped, outermost first,
 in the stream's live counters (turns in flight, spend), the journal (response cache; every call
-recorded), the gate (priority and concurrency), and the price (a reservation against the run's budget
-while the call is in flight).
+recorded), the gate (priority and concurrency), the price (a reservation against the run's budget while
+the call is in flight), and the model's own cap on output tokens (so the reservation is for the request
+as it will be sent).
 
 Cached answers are replayed before the gate, so they take no slot and are never charged; calls waiting
 for a slot hold no reservation. The offline scripted model only passes the gate: it is free and
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from runner.budget import Budget
 from runner.journal import Journal
 from runner.limits import PriorityLimiter
+from runner.models.capped import CappedModel
 from runner.models.gate import Gate, GatedModel
 from runner.models.journaled import JournaledModel
 from runner.models.priced import PricedModel
@@ -57,9 +59,10 @@ class ClientStack:
         entry = self.models[model]
         if entry.offline:
             return GatedModel(entry.client, self._gates[model], priority)
-        priced = PricedModel(entry.client, self.prices.get(model), self.budget, self.progress, purpose,
-                             max_attempts=entry.max_attempts)
-        gated = GatedModel(priced, self._gates[model], priority)
+        # Retries reserve their own worst case as they go (BEFORE_RETRY), so one attempt is held up front.
+        priced = PricedModel(entry.client, self.prices.get(model), self.budget, self.progress, purpose)
+        # Capped outside the price: the reservation is for the request as it will be sent.
+        gated = GatedModel(CappedModel(priced, entry.max_tokens), self._gates[model], priority)
         return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,
                               self.replay_from)
 

@@ -25,13 +25,15 @@ from typing import Any
 import httpx
 import orjson
 
-from runner.errors import ProviderError
+from runner.providers.breaker import CircuitBreaker
 from runner.providers.endpoint import Endpoint, ExtraBody, estimate_tokens, merge_extra, model_response
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
+from runner.providers.ledger import request_key
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
 from runner.providers.sse import drain, iter_sse
+from runner.providers.taxonomy import Failure
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
 
@@ -56,6 +58,7 @@ class AnthropicClient:
         name: str | None = None,
         retrier: Retrier | None = None,
         limiter: RateLimiter | None = None,
+        breaker: CircuitBreaker | None = None,
         thinking_budget: int | None = None,
         version: str = ANTHROPIC_VERSION,
         extra_body: Mapping[str, JSON] | None = None,
@@ -73,7 +76,8 @@ class AnthropicClient:
         headers = {"content-type": "application/json", "anthropic-version": version, **(extra_headers or {})}
         self._endpoint = Endpoint(
             url=base_url.rstrip("/") + "/v1/messages", http=http, secret=secret,
-            auth=HeaderAuth("x-api-key", secret), limiter=limiter or RateLimiter(), headers=headers,
+            auth=HeaderAuth("x-api-key", secret), limiter=limiter or RateLimiter(),
+            breaker=breaker or CircuitBreaker(), headers=headers,
             wall_clock=wall_clock,
         )
 
@@ -88,7 +92,8 @@ class AnthropicClient:
         payload = orjson.dumps(self.body(request))
         reserve = estimate_tokens(payload, request.max_output_tokens)
         outcome = await self._retrier.call(
-            lambda attempt: self._endpoint.send(payload, reserve, attempt, self._read_stream))
+            lambda attempt: self._endpoint.send(payload, reserve, attempt, self._read_stream),
+            key=request_key(self._endpoint.url, payload))
         return model_response(outcome)
 
     def body(self, request: ModelRequest) -> dict[str, JSON]:
@@ -134,7 +139,7 @@ class AnthropicClient:
             if parts.stopped:
                 break
         if not parts.stopped:
-            raise AttemptFailed(ProviderError, "stream ended before message_stop", retryable=True)
+            raise AttemptFailed(Failure.MALFORMED, "stream ended before message_stop")
         await drain(events)
         return parts.turn()
 

@@ -1,4 +1,4 @@
-"""One attempt of one call against one endpoint: rate-limit slot, POST, status check, read.
+"""One attempt of one call against one endpoint: circuit breaker, rate-limit slot, POST, status check, read.
 
 Shared by every provider client; the clients only build the body and read their own response format.
 httpx errors are mapped into `AttemptFailed` here, where they enter, so the retry loop never sees an
@@ -15,11 +15,12 @@ from typing import TypeVar
 
 import httpx
 
-from runner.errors import RateLimited
+from runner.providers.breaker import CircuitBreaker
 from runner.providers.failures import AttemptFailed, check_status, transport_failure
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Outcome
 from runner.providers.secret import HeaderAuth, Secret
+from runner.providers.taxonomy import POLICIES, Failure
 from simulators.model_api import ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn
 
@@ -27,6 +28,8 @@ __all__ = ["EXTRA_SCOPES", "Endpoint", "ExtraBody", "Reader", "estimate_tokens",
            "model_response"]
 
 T = TypeVar("T")
+_SLOW_DOWN = (Failure.RATE_LIMITED, Failure.OVERLOADED)
+"""Failures that halve the endpoint's concurrency (AIMD)."""
 Reader = Callable[[httpx.Response, Attempt], Awaitable[T]]
 """Reads a 2xx response into a result, recording usage on the attempt as it arrives."""
 
@@ -46,19 +49,22 @@ class Endpoint:
     silence is no stall; the attempt's total timeout (the retry policy's) is what ends it. Giving
     up early would only queue the retry behind the abandoned request, which the server keeps
     computing."""
+    breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
 
     async def send(self, payload: bytes, reserve_tokens: float, attempt: Attempt, read: Reader[T]) -> T:
-        attempt.pause_clock()  # queueing for a slot is not the provider being slow
-        async with self.limiter.slot(reserve_tokens) as permit:
+        attempt.pause_clock()  # waiting for a paused endpoint or a slot is not the provider being slow
+        async with self.breaker.admit() as ticket, self.limiter.slot(reserve_tokens) as permit:
             attempt.restart_clock()
             try:
                 result = await self._exchange(payload, attempt, read)
             except AttemptFailed as failed:
-                permit.outcome = "rate_limited" if failed.kind is RateLimited else "failed"
+                permit.outcome = "rate_limited" if failed.failure in _SLOW_DOWN else "failed"
+                ticket.result = "failed" if POLICIES[failed.failure].trips_breaker else "answered"
                 raise
             finally:
                 permit.used_tokens = attempt.usage.input_tokens + attempt.usage.output_tokens
             permit.outcome = "ok"
+            ticket.result = "answered"
             return result
 
     async def _exchange(self, payload: bytes, attempt: Attempt, read: Reader[T]) -> T:

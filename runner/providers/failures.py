@@ -1,29 +1,33 @@
-"""Where provider failures enter: every httpx error, non-2xx status and in-stream error is classified here.
+"""Where provider failures enter: every httpx error, non-2xx status and in-stream error is classified here,
+once, into a `Failure` of `runner.providers.taxonomy` (whose policy then decides what happens).
 
-    AttemptFailed(kind, retryable, server_wait)   one attempt's failure; only the retry loop sees it
-    kind:
-    ├── RateLimited       429, 529 (overloaded), in-stream rate-limit / overloaded errors   retried
-    ├── ProviderTimeout   connect, stall (read), write and pool timeouts                     retried
-    └── ProviderError     408, 409, 5xx, dropped connections, truncated streams              retried
-                          400, 401, 403, 404, 422 and every other 4xx: the request is wrong  not retried
+    AttemptFailed(failure, message)   one attempt's failure; only the retry loop sees it
+    statuses        400/422/other 4xx rejected, 401/403 auth, 404 not found, 408 timeout, 409 server error,
+                    413 context too long, 429 rate limited, 503/529 overloaded, other 5xx server error
+    message rules   a provider's own words win over its status: "maximum context length" is context too
+                    long, "content policy" is content filtered (`TEXT_RULES`; add a provider's phrasing there)
+    httpx errors    timeouts are timeout, a wrong URL scheme is not found, the rest is transport
+    replies         malformed JSON or a cut stream is malformed reply
 
-The retry loop turns the last `AttemptFailed` into `kind(message)` chained to the original httpx
-exception. Messages carry the status and the provider's own error text, with the key redacted.
+The retry loop turns the last `AttemptFailed` into an `InfrastructureError` chained to the original
+httpx exception. Messages carry the status and the provider's own error text, with the key redacted.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
 import orjson
 
-from runner.errors import InfrastructureError, ProviderError, ProviderTimeout, RateLimited
 from runner.providers.headers import server_wait
 from runner.providers.secret import Secret
+from runner.providers.taxonomy import POLICIES, Failure, InfrastructureError, error_type
 from simulators.protocol import JSON
 
-__all__ = ["AttemptFailed", "check_status", "classify_status", "parse_json_object", "stream_error", "transport_failure"]
+__all__ = ["STATUS_CLASSES", "TEXT_RULES", "AttemptFailed", "check_status", "classify", "parse_json_object",
+           "stream_error", "transport_failure"]
 
 _ERROR_BODY_LIMIT = 4096
 _TIMEOUT_WHAT: dict[type[httpx.TimeoutException], str] = {
@@ -44,25 +48,52 @@ _ERROR_TYPE_STATUS = {
     "overloaded_error": 529,
 }
 
+STATUS_CLASSES: dict[int, Failure] = {
+    401: Failure.AUTH, 403: Failure.AUTH, 404: Failure.NOT_FOUND, 408: Failure.TIMEOUT,
+    409: Failure.SERVER_ERROR, 413: Failure.CONTEXT_TOO_LONG, 429: Failure.RATE_LIMITED,
+    503: Failure.OVERLOADED, 529: Failure.OVERLOADED,
+}
+"""Statuses whose class is not simply "4xx rejected, 5xx server error"."""
+
+TEXT_RULES: tuple[tuple[re.Pattern[str], Failure], ...] = (
+    (re.compile(r"context[ _]length|context[ _]window|maximum context|prompt is too long|too many (input )?tokens"
+                r"|exceeds? the (model's )?(max(imum)? )?(context|input)", re.I), Failure.CONTEXT_TOO_LONG),
+    (re.compile(r"content[ _]filter|content[ _]policy|content management policy|safety system", re.I),
+     Failure.CONTENT_FILTERED),
+)
+"""The provider's own words, checked before its status (first match wins)."""
+
+
+def classify(status: int, text: str = "") -> Failure:
+    """The class of an error status with the provider's error text (message, type or code)."""
+    for pattern, failure in TEXT_RULES:
+        if pattern.search(text):
+            return failure
+    if status in STATUS_CLASSES:
+        return STATUS_CLASSES[status]
+    return Failure.SERVER_ERROR if status >= 500 else Failure.REJECTED
+
 
 class AttemptFailed(Exception):
-    def __init__(self, kind: type[InfrastructureError], message: str, *, retryable: bool,
-                 server_wait: float | None = None, status: int | None = None) -> None:
+    """One attempt failed. `final`: do not try this request again whatever its class (the breaker gave
+    up on the endpoint, or the request's attempt bound is spent)."""
+
+    def __init__(self, failure: Failure, message: str, *, server_wait: float | None = None,
+                 status: int | None = None, final: bool = False) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.failure = failure
         self.message = message
-        self.retryable = retryable
         self.server_wait = server_wait
         self.status = status
+        self.final = final
 
+    @property
+    def retryable(self) -> bool:
+        return POLICIES[self.failure].retry and not self.final
 
-def classify_status(status: int) -> tuple[type[InfrastructureError], bool]:
-    """The error kind of an HTTP status and whether trying again can help."""
-    if status in (429, 529):
-        return RateLimited, True
-    if status in (408, 409) or status >= 500:
-        return ProviderError, True
-    return ProviderError, False
+    @property
+    def kind(self) -> type[InfrastructureError]:
+        return error_type(self.failure)
 
 
 async def check_status(response: httpx.Response, secret: Secret, now: float) -> None:
@@ -71,13 +102,12 @@ async def check_status(response: httpx.Response, secret: Secret, now: float) -> 
         return
     status = response.status_code
     body = await _read_bounded(response)
-    kind, retryable = classify_status(status)
     detail = secret.redact(_error_text(body))
-    wait = server_wait(response.headers, now) if retryable else None
+    failure = classify(status, f"{detail} {_error_code(body)}")
+    wait = server_wait(response.headers, now) if POLICIES[failure].retry else None
     cause = httpx.HTTPStatusError(f"HTTP {status} from {secret.redact(str(response.request.url))}",
                                   request=response.request, response=response)
-    raise AttemptFailed(kind, f"HTTP {status}: {detail}", retryable=retryable, server_wait=wait,
-                        status=status) from cause
+    raise AttemptFailed(failure, f"HTTP {status}: {detail}", server_wait=wait, status=status) from cause
 
 
 def stream_error(payload: JSON, secret: Secret) -> AttemptFailed:
@@ -86,9 +116,9 @@ def stream_error(payload: JSON, secret: Secret) -> AttemptFailed:
     error = error if isinstance(error, dict) else {"message": str(error)}
     code = error.get("code")
     status = code if isinstance(code, int) else _ERROR_TYPE_STATUS.get(str(error.get("type")), 500)
-    kind, retryable = classify_status(status)
     message = secret.redact(str(error.get("message") or error.get("type") or "error"))
-    return AttemptFailed(kind, f"error in stream ({status}): {message}", retryable=retryable, status=status)
+    failure = classify(status, f"{message} {error.get('type') or ''} {code if isinstance(code, str) else ''}")
+    return AttemptFailed(failure, f"error in stream ({status}): {message}", status=status)
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -96,20 +126,20 @@ def parse_json_object(text: str) -> dict[str, Any]:
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise AttemptFailed(ProviderError, "the provider sent malformed JSON", retryable=True) from exc
+        raise AttemptFailed(Failure.MALFORMED, "the provider sent malformed JSON") from exc
     if not isinstance(data, dict):
-        raise AttemptFailed(ProviderError, "the provider sent JSON that is not an object", retryable=True)
+        raise AttemptFailed(Failure.MALFORMED, "the provider sent JSON that is not an object")
     return data
 
 
 def transport_failure(exc: httpx.HTTPError, secret: Secret) -> AttemptFailed:
     if isinstance(exc, httpx.TimeoutException):
         what = _TIMEOUT_WHAT.get(type(exc), "waiting")
-        return AttemptFailed(ProviderTimeout, f"timed out {what}", retryable=True)
-    # A wrong scheme in base_url will not fix itself; anything else on the wire might.
-    retryable = not isinstance(exc, httpx.UnsupportedProtocol)
+        return AttemptFailed(Failure.TIMEOUT, f"timed out {what}")
     detail = secret.redact(str(exc)) or "no detail"
-    return AttemptFailed(ProviderError, f"{type(exc).__name__}: {detail}", retryable=retryable)
+    # A wrong scheme in base_url will not fix itself; anything else on the wire might.
+    failure = Failure.NOT_FOUND if isinstance(exc, httpx.UnsupportedProtocol) else Failure.TRANSPORT
+    return AttemptFailed(failure, f"{type(exc).__name__}: {detail}")
 
 
 async def _read_bounded(response: httpx.Response) -> bytes:
@@ -133,3 +163,15 @@ def _error_text(body: bytes) -> str:
     if isinstance(error, dict) and error.get("message"):
         return str(error["message"])[:500]
     return body.decode("utf-8", "replace")[:500]
+
+
+def _error_code(body: bytes) -> str:
+    """The machine-readable part of an error body (OpenAI's `code` and `type`), for the text rules."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return ""
+    error = data.get("error", data) if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return ""
+    return " ".join(str(error[key]) for key in ("code", "type") if isinstance(error.get(key), str))

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import orjson
 
-from runner.errors import ProviderError
+from runner.providers.breaker import CircuitBreaker
 from runner.providers.endpoint import (
     Endpoint,
     ExtraBody,
@@ -42,10 +42,12 @@ from runner.providers.endpoint import (
     model_response,
 )
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
+from runner.providers.ledger import request_key
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
 from runner.providers.sse import drain, iter_sse
+from runner.providers.taxonomy import Failure
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
 
@@ -68,6 +70,7 @@ class OpenAICompatClient:
         name: str | None = None,
         retrier: Retrier | None = None,
         limiter: RateLimiter | None = None,
+        breaker: CircuitBreaker | None = None,
         stream: bool = True,
         max_tokens_field: str = "max_tokens",
         echo_reasoning: bool = True,
@@ -92,6 +95,7 @@ class OpenAICompatClient:
         self._endpoint = Endpoint(
             url=base_url.rstrip("/") + "/chat/completions", http=http, secret=secret,
             auth=HeaderAuth("authorization", secret, prefix="Bearer "), limiter=limiter or RateLimiter(),
+            breaker=breaker or CircuitBreaker(),
             headers={"content-type": "application/json", **(extra_headers or {})}, wall_clock=wall_clock,
             stall_timeout=stream,
         )
@@ -140,7 +144,8 @@ class OpenAICompatClient:
             return turn
 
         outcome = await self._retrier.call(
-            lambda attempt: self._endpoint.send(payload, reserve, attempt, read_counted))
+            lambda attempt: self._endpoint.send(payload, reserve, attempt, read_counted),
+            key=request_key(self._endpoint.url, payload))
         return model_response(outcome)
 
     def body(self, request: ModelRequest) -> dict[str, JSON]:
@@ -191,7 +196,7 @@ class OpenAICompatClient:
                 parts.add(choice.get("delta") or {})
                 parts.finish_reason = choice.get("finish_reason") or parts.finish_reason
         if not parts.done and parts.finish_reason is None:
-            raise AttemptFailed(ProviderError, "stream ended before the response was complete", retryable=True)
+            raise AttemptFailed(Failure.MALFORMED, "stream ended before the response was complete")
         await drain(events)
         return parts.turn()
 

@@ -7,7 +7,9 @@
 Waits grow exponentially with "equal jitter" (half fixed, half random), so they spread callers out
 yet never shrink from one attempt to the next; a wait is never shorter than what the server asked
 (Retry-After or rate-limit reset headers). A retry whose wait would end past the deadline is not
-made. Every attempt gets an `Attempt`: tokens a failed attempt was billed for (e.g. the prompt of
+made. Attempts for one request body are also bounded across calls (a re-run episode sends its bodies
+again) by the shared `RequestLedger`, which refuses a body the provider rejected or whose bound is
+spent, without sending it. Every attempt gets an `Attempt`: tokens a failed attempt was billed for (e.g. the prompt of
 a stream that stalled) are summed into the result. The tenacity arguments are built in one factory
 (`Retrier.retry_arguments`); time, sleeping and randomness are injected so wait logic tests run fast.
 """
@@ -19,6 +21,7 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -26,19 +29,26 @@ import anyio
 import tenacity
 from tenacity import AsyncRetrying, RetryCallState
 
-from runner.errors import ProviderTimeout
 from runner.providers.failures import AttemptFailed
+from runner.providers.ledger import DEFAULT_MAX_ATTEMPTS, RequestLedger
+from runner.providers.taxonomy import Failure, ProviderTimeout, infrastructure_error
 from simulators.model_api import Usage
 
-__all__ = ["Attempt", "Outcome", "Retrier", "RetryNotice", "RetryPolicy"]
+__all__ = ["BEFORE_RETRY", "Attempt", "Outcome", "Retrier", "RetryNotice", "RetryPolicy"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
+BEFORE_RETRY: ContextVar[Callable[[int, Usage], None] | None] = ContextVar("shiftbench_before_retry", default=None)
+"""Called with (attempt number, usage billed so far) before every attempt after the first of a call made in
+this task; it may raise to stop the call unsent. Set by the layer that prices calls, so each retry reserves
+its own worst case instead of every call reserving all its possible attempts up front."""
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    max_attempts: int = 6
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    """Per call; the ledger bounds the attempts of one request body across calls as well."""
     attempt_timeout_s: float = 900.0
     """One attempt, first byte to last; a stalled stream is caught sooner by the stall timeout."""
     deadline_s: float = 1800.0
@@ -92,6 +102,7 @@ class RetryNotice:
 
 @dataclass
 class _Tally:
+    key: str
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
 
@@ -105,36 +116,49 @@ class Retrier:
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
         rng: random.Random | None = None,
         on_retry: Callable[[RetryNotice], None] | None = None,
+        ledger: RequestLedger | None = None,
     ) -> None:
+        """`ledger`: shared by every retrier of a run, so a body's bound holds across calls; None: a
+        ledger of this retrier's own, bounded by `policy.max_attempts`."""
         self.policy = policy
+        self.ledger = ledger or RequestLedger(policy.max_attempts)
         self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._on_retry = on_retry
 
-    async def call(self, attempt: Callable[[Attempt], Awaitable[T]]) -> Outcome[T]:
-        """Run `attempt` until it succeeds, fails for good, runs out of attempts or hits the deadline."""
-        tally = _Tally()
-        retrying = AsyncRetrying(**self.retry_arguments(started=self._clock()))
+    async def call(self, attempt: Callable[[Attempt], Awaitable[T]], key: str = "") -> Outcome[T]:
+        """Run `attempt` until it succeeds, fails for good, runs out of attempts or hits the deadline.
+        `key` names the request body in the ledger (`request_key`); empty: this call alone."""
+        tally = _Tally(key or f"call:{id(attempt)}")
+        retrying = AsyncRetrying(**self.retry_arguments(started=self._clock(), key=tally.key))
         try:
             with anyio.fail_after(self.policy.deadline_s):
                 value: T = await retrying(self._attempt, attempt, tally)
         except AttemptFailed as failed:
             message = f"{failed.message} (gave up after {_plural(tally.attempts, 'attempt')})"
             # The failed attempts' tokens travel on the error, so the call is still priced and journaled.
-            raise failed.kind(message, usage=tally.usage, attempts=tally.attempts) from failed.__cause__
+            raise infrastructure_error(failed.failure, message, usage=tally.usage, attempts=tally.attempts,
+                                       attempts_left=self._left(tally)) from failed.__cause__
         except TimeoutError as exc:
             raise ProviderTimeout(f"no answer within the {self.policy.deadline_s:g}s deadline "
-                                  f"({_plural(tally.attempts, 'attempt')})",
-                                  usage=tally.usage, attempts=tally.attempts) from exc
+                                  f"({_plural(tally.attempts, 'attempt')})", usage=tally.usage,
+                                  attempts=tally.attempts, attempts_left=self._left(tally)) from exc
+        finally:
+            if not key:
+                self.ledger.succeeded(tally.key)  # a private key: forget it whatever happened
+        self.ledger.succeeded(tally.key)
         return Outcome(value, tally.usage, tally.attempts)
 
-    def retry_arguments(self, started: float) -> dict[str, Any]:
+    def _left(self, tally: _Tally) -> int:
+        return self.ledger.left(tally.key)
+
+    def retry_arguments(self, started: float, key: str = "") -> dict[str, Any]:
         """Everything tenacity is told, in one place."""
         return {
             "retry": tenacity.retry_if_exception(lambda exc: isinstance(exc, AttemptFailed) and exc.retryable),
             "wait": self._wait,
-            "stop": self._stop_after(started),
+            "stop": self._stop_after(started, key),
             "sleep": self._sleep,
             "before_sleep": self._notify,
             "reraise": True,
@@ -146,7 +170,18 @@ class Retrier:
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
     async def _attempt(self, attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally) -> T:
+        before_retry = BEFORE_RETRY.get()
+        if tally.attempts and before_retry is not None:
+            before_retry(tally.attempts + 1, tally.usage)
+        self.ledger.admit(tally.key)  # raises, unsent, for a body rejected before or out of attempts
         tally.attempts += 1
+        try:
+            return await self._timed(attempt, tally)
+        except AttemptFailed as failed:
+            self.ledger.failed(tally.key, failed)
+            raise
+
+    async def _timed(self, attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally) -> T:
         timeout = self.policy.attempt_timeout_s
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
             this = Attempt(tally.attempts, scope, timeout)
@@ -155,7 +190,7 @@ class Retrier:
             finally:
                 tally.usage = tally.usage + this.usage
         # Only our own scope's deadline gets here; an outer cancellation propagates as usual.
-        raise AttemptFailed(ProviderTimeout, f"attempt ran past {timeout:g}s", retryable=True)
+        raise AttemptFailed(Failure.TIMEOUT, f"attempt ran past {timeout:g}s")
 
     def _wait(self, state: RetryCallState) -> float:
         wait = self.backoff(state.attempt_number)
@@ -165,9 +200,9 @@ class Retrier:
             wait = max(wait, asked)
         return wait
 
-    def _stop_after(self, started: float) -> Callable[[RetryCallState], bool]:
+    def _stop_after(self, started: float, key: str) -> Callable[[RetryCallState], bool]:
         def stop(state: RetryCallState) -> bool:
-            if state.attempt_number >= self.policy.max_attempts:
+            if state.attempt_number >= self.policy.max_attempts or self.ledger.left(key) <= 0:
                 return True
             # tenacity computes the wait before asking to stop: don't start a wait the deadline would cut.
             upcoming = state.upcoming_sleep or 0.0
@@ -179,7 +214,7 @@ class Retrier:
         failed = _failure(state)
         if failed is None:
             return
-        notice = RetryNotice(state.attempt_number, failed.kind.__name__, failed.status,
+        notice = RetryNotice(state.attempt_number, str(failed.failure), failed.status,
                              state.upcoming_sleep or 0.0, failed.message)
         log.info("retrying after %s on attempt %d: %s; waiting %.2fs",
                  notice.kind, notice.attempt, notice.message, notice.wait_s)

@@ -54,9 +54,9 @@ def test_closing_a_reservation_twice_is_a_bug() -> None:
 
 def test_a_resumed_run_starts_from_what_it_spent() -> None:
     budget = Budget(1.0, spent=0.75)
-    with pytest.raises(BudgetExhausted):
-        budget.reserve(0.5)
     budget.reserve(0.25)
+    with pytest.raises(BudgetExhausted):
+        Budget(1.0, spent=0.75).reserve(0.5)
     over = Budget(1.0, spent=1.5)
     with pytest.raises(BudgetExhausted):
         over.reserve(0.0)  # past the cap nothing is sent, not even a call with no price
@@ -91,3 +91,28 @@ def test_counters_do_not_drift() -> None:
         budget.settle(reservation, reservation.amount)
     assert budget.reserved == 0.0
     assert budget.spent == pytest.approx(0.2 + 1e-9 + 1 / 3, rel=1e-15)
+
+
+def test_after_the_first_refusal_every_call_is_refused() -> None:
+    # The run is stopping: a cheaper call slipping under the cap would only start work that cannot finish.
+    budget = Budget(1.0)
+    held = budget.reserve(0.5)
+    with pytest.raises(BudgetExhausted):
+        budget.reserve(0.6)
+    assert budget.refused
+    with pytest.raises(BudgetExhausted):
+        budget.reserve(0.01)
+    with pytest.raises(BudgetExhausted):
+        budget.extend(held, 0.01)
+    budget.settle(held, 0.2)
+    assert (budget.spent, budget.reserved) == (0.2, 0.0)
+
+
+def test_a_retry_extends_its_call_s_reservation_within_the_cap() -> None:
+    budget = Budget(1.0)
+    held = budget.extend(budget.reserve(0.3), 0.3)
+    assert (held.amount, budget.reserved, budget.in_flight) == (0.6, 0.6, 1)
+    with pytest.raises(BudgetExhausted):
+        budget.extend(held, 0.5)
+    budget.settle(held, 0.45)
+    assert (budget.spent, budget.reserved) == (0.45, 0.0)

@@ -24,7 +24,7 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     (["run", "--models", "openai:gpt-x"], "'openai:gpt-x' needs its API key in the environment variable OPENAI_API"),
     (["run", "--models", "openai-compatible:llama"], "needs a base URL: openai-compatible:<model>@http://host:port/v1"),
     (["run", "--models", "scripted:psychic"], "unknown scripted model 'scripted:psychic'"),
-    (["run", "--block-size", "0"], "block_size must be at least 1"),
+    (["run", "--block-size", "0"], "block_size must be between 1 and 100000, got 0"),
 ])
 def test_bad_flags(argv: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                    monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.mock_provider import Failure, MockUsage, Recorded, Reply, Response, serve_mock, tool_loop
+from bench.mock_provider import MockUsage, Recorded, Reply, Response, serve_mock, tool_loop
 from runner.config import SweepConfig
 from runner.report import build_report
 from runner.sweep import resume_sweep, start_sweep
@@ -141,32 +141,3 @@ def test_probe_of_an_unreachable_model_is_one_clear_error(capsys: pytest.Capture
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "probe of 'openai-compatible:gone@http://127.0.0.1:9/v1' failed" in err[0]
     assert KEY not in err[0]
-
-
-async def test_a_provider_that_keeps_failing_ends_the_run_failed_and_resumable(
-    built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import runner.engine
-
-    monkeypatch.setattr(runner.engine, "RETRY_PAUSE_S", 0.0)
-    healthy = PricedReplies()
-    state = {"answered": 0, "broken": True}
-
-    def responder(request: Recorded) -> Response:
-        # The probe (first request) gets through; then the provider refuses everything until repaired.
-        state["answered"] += 1
-        if state["broken"] and state["answered"] > 1:
-            return Failure(403, "forbidden")
-        return healthy(request)
-
-    journal = tmp_path / "j.sqlite"
-    async with serve_mock(responder) as mock:
-        outcome = await start_sweep(config_for(mock.base_url, built_suite), journal, "none", quiet)
-        assert outcome.status == "failed"
-        assert "failed 3 times" in outcome.reason and "resume when the provider is back" in outcome.reason
-        with sqlite3.connect(journal) as db:
-            failed_calls = db.execute("SELECT count(*) FROM model_calls WHERE status = 'failed'").fetchone()[0]
-        assert failed_calls >= 3
-        state["broken"] = False
-        resumed = await resume_sweep(outcome.run_id, journal, "none", quiet)
-    assert resumed.status == "completed"

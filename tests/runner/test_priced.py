@@ -15,14 +15,19 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import runner.models.priced
+from bench.mock_provider import Failure as MockFailure
+from bench.mock_provider import Recorded, Response, serve_mock
 from runner.budget import Budget, BudgetExhausted
 from runner.errors import ProviderError
+from runner.models.capped import CappedModel
 from runner.models.priced import PricedModel
 from runner.pricing import Price, cost_usd, worst_case_usd
 from runner.progress import RunProgress
+from runner.providers import make_http_client
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import AssistantTurn, Message
 from tests.fakes import TOY_TOOLS
+from tests.runner.providers.support import fast_retrier, openai_client
 
 PRICE = Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
 USAGE = Usage(input_tokens=1000, cached_input_tokens=600, cache_write_tokens=100, output_tokens=50)
@@ -124,6 +129,36 @@ async def test_an_unpriced_model_reserves_nothing_and_costs_what_was_reported() 
     assert (await reported.respond(REQUEST)).cost_usd == 0.03
     assert (await silent.respond(REQUEST)).cost_usd == 0.0
     assert (held, budget.spent) == ([0.0], 0.03)
+
+
+async def test_each_retry_reserves_its_own_worst_case_and_a_refused_retry_is_not_sent() -> None:
+    """Against a real client and loopback server: one attempt is held up front, each retry adds one more,
+    and when the cap refuses a retry it is not sent; the attempts already made are still paid."""
+    one = worst_case_usd(REQUEST, PRICE)
+    budget = Budget(one * 2.5)
+    held: list[float] = []
+
+    def respond(request: Recorded) -> Response:
+        held.append(budget.reserved)
+        return MockFailure(503)
+
+    async with serve_mock(respond) as mock, make_http_client() as http:
+        client = openai_client(mock.base_url, http, fast_retrier(max_attempts=6))
+        with pytest.raises(BudgetExhausted):
+            await PricedModel(client, PRICE, budget, None).respond(REQUEST)
+    assert held == pytest.approx([one, 2 * one])  # the third attempt would pass the cap: never sent
+    assert len(mock.requests) == 2 and budget.refused
+    assert (budget.reserved, budget.in_flight) == (0.0, 0)
+
+
+async def test_a_call_is_capped_at_the_model_s_max_tokens_before_it_is_priced() -> None:
+    budget = Budget(10.0)
+    held: list[float] = []
+    provider = FixedProvider(hook=lambda: held.append(budget.reserved))
+    model = CappedModel(PricedModel(provider, PRICE, budget, None), 100)
+    await model.respond(replace(REQUEST, max_output_tokens=16_384))
+    assert provider.received[0].max_output_tokens == 100
+    assert held == [worst_case_usd(replace(REQUEST, max_output_tokens=100), PRICE)]
 
 
 def test_attempts_must_be_at_least_one() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 from runner.providers import AnthropicClient, OpenAICompatClient, Retrier, RetryPolicy
+from runner.providers.ledger import RequestLedger
 from runner.providers.retry import RetryNotice
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn, Message, ToolCall
@@ -40,12 +41,12 @@ class FakeTime:
 
 
 def fast_retrier(fake: FakeTime | None = None, notices: list[RetryNotice] | None = None,
-                 **policy: Any) -> Retrier:
+                 ledger: RequestLedger | None = None, **policy: Any) -> Retrier:
     fake = fake or FakeTime()
     settings: dict[str, Any] = {"max_attempts": 5, "attempt_timeout_s": 10.0, "deadline_s": 600.0}
     settings.update(policy)
     return Retrier(RetryPolicy(**settings), clock=fake.clock, sleep=fake.sleep, rng=random.Random(7),
-                   on_retry=notices.append if notices is not None else None)
+                   on_retry=notices.append if notices is not None else None, ledger=ledger)
 
 
 def request(*messages: Message, system: str = "You are a clerk.") -> ModelRequest:

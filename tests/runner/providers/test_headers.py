@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from runner.errors import ProviderError, RateLimited
-from runner.providers.failures import classify_status, stream_error
+from runner.providers.failures import stream_error
 from runner.providers.headers import LimitReading, parse_duration, read_limits, server_wait
 from runner.providers.secret import Secret
 
@@ -49,16 +49,6 @@ def test_limits_are_read_in_both_dialects() -> None:
                              "anthropic-ratelimit-requests-reset": "2030-03-17T12:00:05Z",
                              "anthropic-ratelimit-input-tokens-limit": "40000"}, NOW)
     assert anthropic == {"requests": LimitReading(50, 3, 5), "tokens": LimitReading(40000)}
-
-
-@pytest.mark.parametrize(("status", "kind", "retryable"), [
-    (429, RateLimited, True), (529, RateLimited, True), (500, ProviderError, True), (502, ProviderError, True),
-    (503, ProviderError, True), (408, ProviderError, True), (400, ProviderError, False),
-    (401, ProviderError, False), (403, ProviderError, False), (404, ProviderError, False),
-    (422, ProviderError, False), (413, ProviderError, False),
-])
-def test_status_classes(status: int, kind: type, retryable: bool) -> None:
-    assert classify_status(status) == (kind, retryable)
 
 
 def test_errors_inside_a_stream() -> None:

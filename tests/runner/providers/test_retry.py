@@ -90,14 +90,15 @@ async def test_server_errors_are_retried_with_growing_jittered_waits(status: int
         ceiling = 2.0**n
         assert ceiling / 2 <= wait <= ceiling
     assert any(wait not in (2.0**n, 2.0 ** (n - 1)) for n, wait in enumerate(fake.sleeps))  # jittered
-    assert [n.status for n in notices] == [status] * 4 and notices[0].kind == "ProviderError"
+    assert [n.status for n in notices] == [status] * 4
+    assert notices[0].kind == {500: "server error", 503: "overloaded"}[status]
 
 
 async def test_attempts_are_capped() -> None:
     fake = FakeTime()
     async with serve_mock() as mock, make_http_client() as http:
         mock.script(*[Failure(503)] * 10)
-        with pytest.raises(ProviderError, match="gave up after 3 attempts"):
+        with pytest.raises(RateLimited, match="gave up after 3 attempts"):
             await openai_client(mock.base_url, http, fast_retrier(fake, max_attempts=3)).respond(request())
     assert len(mock.requests) == 3 and len(fake.sleeps) == 2
 

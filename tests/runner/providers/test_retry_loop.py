@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 import pytest
 
-from runner.errors import ProviderError, RateLimited
+from runner.errors import Failure, ProviderError
 from runner.providers.failures import AttemptFailed
 from runner.providers.retry import Attempt
 from simulators.model_api import Usage
@@ -29,7 +29,7 @@ def _failing(*failures: AttemptFailed, billed: Usage = NOTHING) -> Callable[[Att
 
 
 def _limited(wait: float | None) -> AttemptFailed:
-    return AttemptFailed(RateLimited, "HTTP 429", retryable=True, server_wait=wait, status=429)
+    return AttemptFailed(Failure.RATE_LIMITED, "HTTP 429", server_wait=wait, status=429)
 
 
 async def test_the_wait_is_the_larger_of_backoff_and_the_server_s_ask() -> None:
@@ -53,7 +53,7 @@ async def test_the_deadline_counts_the_time_already_spent() -> None:
 
     async def slow_failure(this: Attempt) -> str:
         fake.now += 60  # each attempt takes a minute
-        raise AttemptFailed(ProviderError, "HTTP 503", retryable=True, status=503)
+        raise AttemptFailed(Failure.SERVER_ERROR, "HTTP 500", status=500)
 
     with pytest.raises(ProviderError, match="gave up after 2 attempts"):
         await retrier.call(slow_failure)
