@@ -20,7 +20,7 @@ def test_unknown_method_and_scenario_are_refused(tmp_path: Path) -> None:
         SweepConfig(methods=("blnd",)).validate("flags")
     with pytest.raises(ShiftbenchInputError, match="unknown scenario 'retail_l9'"):
         SweepConfig(scenarios=("retail_l9",)).validate("flags")
-    with pytest.raises(ShiftbenchInputError, match="block_size must be at least 1"):
+    with pytest.raises(ShiftbenchInputError, match="block_size must be between 1 and 100000, got 0"):
         SweepConfig(block_size=0).validate("flags")
 
 
