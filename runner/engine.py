@@ -156,7 +156,7 @@ class Engine:
         try:
             await method.learn([r.record for r in finished])
         except BudgetExhausted as exc:
-            self.stop.request(str(exc), "budget_exhausted")
+            await self._stop_for_budget(exc)
             return
         batch = Batch(urgent=True)
         for task, result in zip(block, finished, strict=True):
@@ -242,7 +242,7 @@ class Engine:
                 return await run_episode(task, stream.scenario.environment, domain, model, context, judge,
                                          self.limits)
             except BudgetExhausted as exc:
-                self.stop.request(str(exc), "budget_exhausted")
+                await self._stop_for_budget(exc)
                 return None
             except InfrastructureError as exc:
                 if exc.policy.outcome != "requeue" or exc.attempts_left <= 0 or attempt == self.max_episode_attempts:
@@ -251,6 +251,16 @@ class Engine:
                 live.episode_ended(unit_id, self.progress.clock(), finished=False)  # its turns start over
                 await anyio.sleep(RETRY_PAUSE_S * attempt)
         raise AssertionError("unreachable")
+
+    async def _stop_for_budget(self, refusal: BudgetExhausted) -> None:
+        """The first refusal turns the run to `stopping: budget` at once, on the dashboard and in the
+        journal (`runs`); every later call is refused too (the budget stays refused), so each episode in
+        flight ends at its next call, unsent and not journaled: it runs again on resume."""
+        if self.stop.requested:
+            return
+        self.stop.request(str(refusal), "budget_exhausted")
+        self.progress.status = "stopping: budget"
+        await self.journal.commit(Batch().run_stopping(self.run_id, "budget", str(refusal), time.time()))
 
     def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
                       unit_id: str | None = None) -> None:

@@ -29,14 +29,20 @@ def full_task_count(streams: Sequence[Stream]) -> int:
 
 async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stream], config: SweepConfig,
                            budget: Budget | None) -> str:
-    spend = (await journal.read.spend(run_id)).total
-    done = await journal.read.episode_count(run_id)
+    """Projected from the tasks that finished and what they cost (their own calls and the learners'), not
+    from everything spent: probes and the calls of tasks a budget stop cut short project nothing."""
+    finished = await journal.read.finished_spend(run_id)
+    spent = (await journal.read.spend(run_id)).total
     full = full_task_count(streams)
-    projected = project_cost(spend, done, full)
-    line = (f"Pilot: {done} tasks cost ${spend:.4f} (${spend / max(done, 1):.5f} a task); the full sweep of "
-            f"{full} tasks is projected at ${projected:.2f} (x{PILOT_MARGIN} margin)")
+    if finished.tasks == 0:
+        return (f"Pilot: no task finished (${spent:.4f} spent), so there is nothing to project the full sweep "
+                f"of {full} tasks from; resume with a higher --budget")
+    per_task = finished.cost_usd / finished.tasks
+    projected = project_cost(finished.cost_usd, finished.tasks, full)
+    line = (f"Pilot: {finished.tasks} finished tasks cost ${finished.cost_usd:.4f} (${per_task:.5f} a task); the "
+            f"full sweep of {full} tasks is projected at ${projected:.2f} (x{PILOT_MARGIN} margin)")
     if config.budget is None:
         return line + "; no budget set."
-    left = config.budget - (budget.spent if budget else spend)
+    left = config.budget - (budget.spent if budget else spent)
     verdict = "fits" if projected <= left else "does NOT fit"
     return line + f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from runner.journal import RunRow, Spend, StreamNames, UnitProgress, read_only
+from runner.journal import STOPPING, RunRow, Spend, StreamNames, UnitProgress, read_only
 from runner.liveness import process_alive
 from runner.report import text_table
 
@@ -34,9 +34,9 @@ class RunSummary:
 
 
 def shown_status(status: str, pid: int) -> str:
-    """A run journaled as running whose process is gone (killed, crashed, machine rebooted) is shown as
-    such: it is resumable, not running."""
-    if status == "running" and not process_alive(pid):
+    """A run journaled as running (or stopping) whose process is gone (killed, crashed, machine rebooted)
+    is shown as such: it is resumable, not running."""
+    if (status == "running" or status.startswith(STOPPING)) and not process_alive(pid):
         return "stopped (process gone; resume it)"
     return status
 

@@ -27,17 +27,17 @@ from runner.engine import Engine, StopControl, stream_progress
 from runner.errors import RunAborted, sole_error
 from runner.evidence.provenance import machine_info, machine_meta_key
 from runner.fit import check_oracle_readable, scenarios_present
-from runner.journal import Batch, Journal, NewRun, UnitRow, open_journal
+from runner.journal import STOPPING, Batch, Journal, ModelCallRow, NewRun, UnitRow, open_journal
 from runner.judge import judge_factory
 from runner.liveness import process_alive
-from runner.models.probe import probe_models
+from runner.models.probe import ProbeResult, probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
 from runner.models.watched import CURRENT_STREAM
 from runner.paths import check_journal_target, check_suite_target
 from runner.pilot import pilot_projection
 from runner.plan import Stream, plan_streams
-from runner.pricing import Price
+from runner.pricing import Price, cost_usd
 from runner.progress import RunProgress
 from runner.providers import RetryNotice
 from simulators.dataset import Dataset, file_hashes, load_dataset
@@ -98,6 +98,11 @@ def build_suite_if_needed(config: SweepConfig, say: Callable[[str], None]) -> Pa
     return root
 
 
+def _is_live(status: str) -> bool:
+    """Its process still works on it: running, or stopping (in-flight work finishing)."""
+    return status == "running" or status.startswith(STOPPING)
+
+
 def _new_run_id() -> str:
     return time.strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
@@ -119,7 +124,7 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         if dataset is not None:
             check_oracle_readable(config, dataset)
             _plan(config, dataset)
-        await probe_models(models.values(), say)
+        probes = await probe_models(models.values(), say)
         dataset = dataset or resolve_dataset(config, say)
         check_oracle_readable(config, dataset)
         streams = _plan(config, dataset)
@@ -127,6 +132,7 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         say(f"Journal: {journal_path}  (run {run_id})")
         async with open_journal(journal_path) as journal:
             await create_run(journal, run_id, config, dataset, streams)
+            await journal.commit(_probe_rows(run_id, probes, prices))
             return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
     finally:
         await close_models(models)
@@ -142,16 +148,40 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
         config, dataset = await _load_run(journal, journal_path, run_id)
         if budget is not None:
             config = replace(config, budget=budget).validate("--budget")
-            await journal.commit(Batch().run_config(run_id, orjson.dumps(asdict(config)).decode(), budget))
         tally = RetryTally()
         models = build_models(config, tally)
         try:
             prices = model_prices(config, models)
-            await probe_models(models.values(), say)
             streams = _plan(config, dataset)
+            await _check_budget_left(journal, run_id, config.budget)
+            probes = await probe_models(models.values(), say)
+            # Only now, with every check passed, is anything written: a refused resume changes nothing.
+            batch = _probe_rows(run_id, probes, prices)
+            if budget is not None:
+                batch.run_config(run_id, orjson.dumps(asdict(config)).decode(), budget)
+            await journal.commit(batch)
             return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
         finally:
             await close_models(models)
+
+
+def _probe_rows(run_id: str, probes: list[ProbeResult], prices: dict[str, Price | None]) -> Batch:
+    """The probes as the run's calls with purpose `probe`: priced, so the budget and the report see them."""
+    batch = Batch()
+    for probe in probes:
+        usage = probe.response.usage
+        batch.model_call(ModelCallRow(
+            run_id, "probe", "", "probe", probe.model, "", "ok", probe.response.attempts, False, usage.input_tokens,
+            usage.cached_input_tokens, usage.cache_write_tokens, usage.output_tokens,
+            cost_usd(usage, prices.get(probe.model)), probe.latency_s, time.time(), ""))
+    return batch
+
+
+async def _check_budget_left(journal: Journal, run_id: str, cap: float | None) -> None:
+    spent = (await journal.read.spend(run_id)).total
+    if cap is not None and spent >= cap:
+        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its ${cap:.2f} cap; "
+                                   "resume with a higher --budget")
 
 
 def _plan(config: SweepConfig, dataset: Dataset) -> list[Stream]:
@@ -180,7 +210,7 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
         raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
     if row.status == "completed":
         raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")
-    if row.status == "running" and process_alive(row.pid) and row.pid != os.getpid():
+    if _is_live(row.status) and process_alive(row.pid) and row.pid != os.getpid():
         raise ShiftbenchInputError(f"run {run_id} is still running in process {row.pid}; stop it first "
                                    "(Ctrl-C) or wait for it to end")
     config = config_from_json(row.config)
@@ -230,6 +260,10 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
     display.start()
     try:
         status, reason = await _run_engine(engine, streams, display)
+        if status == "budget_exhausted" and budget is not None:
+            # Said once everything in flight has settled: the spend the run really ended at.
+            reason = (f"budget cap ${budget.cap:.2f} reached: ${budget.spent:.4f} spent in all; resume with a "
+                      f"higher cap (`shiftbench resume {run_id} --budget USD`)")
     finally:
         progress.status = status
         display.stop()
@@ -248,9 +282,6 @@ async def _budget(journal: Journal, run_id: str, cap: float | None, progress: Ru
     progress.spent_usd = spent
     if cap is None:
         return None
-    if spent >= cap:
-        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its ${cap:.2f} cap; "
-                                   "resume with a higher --budget")
     return Budget(cap, spent=spent)
 
 

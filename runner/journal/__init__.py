@@ -14,7 +14,8 @@ line), `rows` (typed rows written and read, `CheckpointKey`, `Spend`), `batch` (
 writers), `reader` (`Reader` and its named queries), `writer` (`Journal`: one writer task, group commit,
 urgent batches first, a shielded commit, a bad batch fails only its caller).
 
-Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_ended`, `run_config`,
+Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
+`run_config`,
 `episode(EpisodeRow)`, `unit_done`, `checkpoint(run_id, stream_id, CheckpointKey, position, state)`,
 `model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `delete_run` (`runs rm`); audits:
 `episode_audit(EpisodeAuditRow)` (with its episode), `audit(AuditRow)`, `audit_case(AuditCaseRow)`,
@@ -22,7 +23,7 @@ Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `
 
 Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - the runner: `run`, `done_units`, `checkpoint`, `serving_records_after`, `finished_episodes`,
-  `episode_count`, `model_call_count`, `spend`;
+  `episode_count`, `model_call_count`, `spend`, `finished_spend`;
 - the response cache: `cached_units` (at run start), `cached_answers` (once per unit when its episode
   asks its first question; a unit without cached rows never reads);
 - `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
@@ -46,7 +47,7 @@ Meters (bench/): `journal.commits`, `journal.batches`, `journal.writer_s` (time 
 and `journal.observe(JournalObserver)` for every commit's wait, hand-over and read.
 """
 
-from runner.journal.batch import Batch, Statement
+from runner.journal.batch import STOPPING, Batch, Statement
 from runner.journal.reader import Reader, round_trip_us
 from runner.journal.rows import (
     AuditCaseRow,
@@ -60,6 +61,7 @@ from runner.journal.rows import (
     EpisodeFilter,
     EpisodeRow,
     FinishedEpisode,
+    FinishedSpend,
     ModelCallRow,
     NewRun,
     PlannedSetting,
@@ -85,6 +87,7 @@ __all__ = [
     "EpisodeAuditRow",
     "StoredEpisodeAudit",
     "SCHEMA_VERSION",
+    "STOPPING",
     "Batch",
     "CallUsage",
     "CheckpointKey",
@@ -94,6 +97,7 @@ __all__ = [
     "EpisodeEnd",
     "EpisodeRow",
     "FinishedEpisode",
+    "FinishedSpend",
     "Journal",
     "JournalError",
     "JournalObserver",

@@ -22,7 +22,7 @@ from runner.journal.rows import (
     UnitRow,
 )
 
-__all__ = ["Batch", "Statement"]
+__all__ = ["STOPPING", "Batch", "Statement"]
 
 
 def _insert(table: str, columns: Sequence[str], constants: str = "") -> str:
@@ -48,6 +48,8 @@ _CACHED_ANSWER = ("INSERT OR REPLACE INTO response_cache (request_hash, run_id, 
                   "created_at) VALUES (?, ?, ?, ?, ?, ?)")
 _RUN_STARTED = "UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?"
 _RUN_ENDED = "UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE run_id = ?"
+STOPPING = "stopping: "
+"""The status prefix of a run that is stopping: its process still runs (as with 'running')."""
 _RUN_CONFIG = "UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?"
 _META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 _OF_AUDITS = "(SELECT audit_id FROM audits WHERE run_id = ?)"
@@ -93,6 +95,10 @@ class Batch:
     def run_ended(self, run_id: str, status: str, stop_reason: str, at: float) -> Batch:
         """How the run ended: completed, interrupted, budget_exhausted, failed (and why)."""
         return self._add("run_status", _RUN_ENDED, (status, stop_reason, at, run_id))
+
+    def run_stopping(self, run_id: str, why: str, stop_reason: str, at: float) -> Batch:
+        """The run is stopping (`stopping: <why>`): shown by `runs` at once, before in-flight work ends."""
+        return self._add("run_status", _RUN_ENDED, (f"{STOPPING}{why}", stop_reason, at, run_id))
 
     def run_config(self, run_id: str, config_json: str, budget_usd: float | None) -> Batch:
         """A resume's new budget cap, in the stored config and its own column."""

@@ -23,6 +23,7 @@ from runner.journal.rows import (
     EpisodeEnd,
     EpisodeFilter,
     FinishedEpisode,
+    FinishedSpend,
     PlannedSetting,
     RecordedEpisode,
     RunRow,
@@ -67,6 +68,17 @@ UNION ALL
 SELECT run_id, NULL, sum(cost_usd) FROM episodes {where} GROUP BY run_id
 """
 _SPEND_OF_RUN = _SPEND.format(where="WHERE run_id = ?")
+# What finished tasks cost: their episodes and the calls of their units (agent, judge), plus the
+# learners' calls; never a probe, nor the calls of a unit that did not finish.
+_FINISHED_SPEND = """
+SELECT (SELECT count(*) FROM episodes WHERE run_id = ?1),
+       (SELECT coalesce(sum(c.cost_usd), 0) FROM model_calls c
+        JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
+        WHERE c.run_id = ?1 AND u.status = 'done'),
+       (SELECT coalesce(sum(cost_usd), 0) FROM model_calls WHERE run_id = ?1 AND purpose = 'method'),
+       (SELECT coalesce(sum(cost_usd), 0) FROM episodes WHERE run_id = ?1),
+       (SELECT count(*) FROM model_calls WHERE run_id = ?1 AND purpose = 'agent')
+"""
 _SPEND_OF_ALL = _SPEND.format(where="")
 
 # ----------------------------------------------------------------------------------------- `runs`
@@ -212,6 +224,13 @@ class Reader:
         """What the run spent, by purpose (`Spend` holds the rule); the budget, pilot, `runs` and the
         report all read it here."""
         return _spends(await self._rows(_SPEND_OF_RUN, (run_id, run_id))).get(run_id, Spend())
+
+    async def finished_spend(self, run_id: str) -> FinishedSpend:
+        """Finished tasks and what they cost (the pilot's projection starts from it)."""
+        tasks, unit_calls, method_calls, episodes, agent_calls = (await self._rows(_FINISHED_SPEND, (run_id,)))[0]
+        # Spend's rule: the episodes' own agent cost stands in when no agent call was journaled.
+        cost = float(unit_calls) if agent_calls else float(unit_calls) + float(episodes)
+        return FinishedSpend(int(tasks), cost + float(method_calls))
 
     # ------------------------------------------------------------------------------ the response cache
 

@@ -257,6 +257,11 @@ class TestScore(NamedTuple):
     total: float
 
 
+class FinishedSpend(NamedTuple):
+    tasks: int
+    cost_usd: float
+
+
 class EpisodeCost(NamedTuple):
     model: str
     method: str

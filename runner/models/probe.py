@@ -1,30 +1,44 @@
 """Before anything is spent, one tiny request per model: an unreachable endpoint or a rejected key stops
-the run with a clear message, and no model silently stands in for another."""
+the run with a clear message, and no model silently stands in for another. The answers are returned so
+the run journals them (purpose `probe`): priced and counted against its budget like any call."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from runner.errors import InfrastructureError
 from runner.models.registry import ModelEntry
 from simulators.errors import ShiftbenchInputError
-from simulators.model_api import ModelRequest
+from simulators.model_api import ModelRequest, ModelResponse
 from simulators.protocol import Message
 
-__all__ = ["PROBE_OUTPUT_TOKENS", "probe_models"]
+__all__ = ["PROBE_OUTPUT_TOKENS", "ProbeResult", "probe_models"]
 
 PROBE_OUTPUT_TOKENS = 8
 
 
-async def probe_models(entries: Iterable[ModelEntry], say: Callable[[str], None]) -> None:
+@dataclass(frozen=True)
+class ProbeResult:
+    model: str
+    response: ModelResponse
+    latency_s: float
+
+
+async def probe_models(entries: Iterable[ModelEntry], say: Callable[[str], None]) -> list[ProbeResult]:
+    results = []
     for entry in entries:
         if entry.offline or entry.probe is None:
             continue
         request = ModelRequest(system="Reply with the word ok.", messages=(Message(role="user", content="ok?"),),
                                max_output_tokens=PROBE_OUTPUT_TOKENS, purpose="probe")
+        started = time.monotonic()
         try:
-            await entry.probe.respond(request)
+            response = await entry.probe.respond(request)
         except InfrastructureError as exc:
             raise ShiftbenchInputError(f"--models: probe of '{entry.name}' failed ({exc.failure}: {exc}); "
                                        f"check its endpoint and {entry.key_hint or 'its API key'}") from exc
+        results.append(ProbeResult(entry.name, response, time.monotonic() - started))
         say(f"Probe: {entry.name} answered.")
+    return results

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sqlite3
 from pathlib import Path
 
+import anyio
 import pytest
 
 from bench.mock_provider import MockUsage, Recorded, Reply, Response, serve_mock, tool_loop
 from runner.config import SweepConfig
+from runner.journal import JournalError
 from runner.report import build_report
+from runner.runs import list_runs
 from runner.sweep import resume_sweep, start_sweep
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
@@ -66,35 +70,69 @@ async def test_report_spend_is_the_priced_usage_the_server_returned(built_suite:
         outcome = await start_sweep(config_for(mock.base_url, built_suite), journal, "none", quiet)
     assert outcome.status == "completed"
     report = await build_report(journal, outcome.run_id)
-    # The first request is the probe, sent before the run exists; everything after is the run's.
-    expected = sum(priced(u) for u in replies.sent[1:])
+    # The first request is the probe: sent before the run exists, journaled once it does (purpose probe),
+    # so the run's total counts it and no stream does.
+    probe, expected = priced(replies.sent[0]), sum(priced(u) for u in replies.sent[1:])
     stream = report.streams[0]
     assert stream.cost_usd.total == pytest.approx(expected, rel=1e-9)
     assert stream.cost_usd.agent == pytest.approx(expected, rel=1e-9)
-    assert report.cost_usd.total == pytest.approx(expected, rel=1e-9)
+    assert report.cost_usd.total == pytest.approx(expected + probe, rel=1e-9) and probe > 0
+    with sqlite3.connect(journal) as db:
+        probes = db.execute("SELECT model, cost_usd FROM model_calls WHERE purpose = 'probe'").fetchall()
+    assert probes == [(config_for(mock.base_url, built_suite).models[0], pytest.approx(probe, rel=1e-9))]
     assert KEY.encode() not in journal.read_bytes()
     assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in mock.requests)
 
 
-async def test_capped_run_stops_then_resumes_to_the_uncapped_results(built_suite: Path, tmp_path: Path) -> None:
-    # Dear answers (16k output tokens each), so that a cap can admit a few calls' worst cases and still
-    # stop the run well before its end. One call in flight at a time keeps the stopping point simple.
-    async with serve_mock(PricedReplies(output_tokens=16_000)) as mock:
+async def test_capped_run_stops_at_its_first_refusal_then_resumes_to_the_uncapped_results(
+    built_suite: Path, tmp_path: Path
+) -> None:
+    # Dear answers (4k output tokens each, within the 4,096 max_tokens a call reserves for), 8 calls in
+    # flight. While the capped run goes, `runs` is polled: it must show the stop before the run ends.
+    replies = PricedReplies(output_tokens=4_000)
+    slow = {"on": False}
+    arrivals: list[str] = []
+    journal = tmp_path / "capped.sqlite"
+
+    def respond(request: Recorded) -> Response:
+        arrivals.append(_status(journal))
+        reply = replies(request)
+        return dataclasses.replace(reply, delay_s=0.3) if slow["on"] and isinstance(reply, Reply) else reply
+
+    async with serve_mock(respond) as mock:
         free = await start_sweep(config_for(mock.base_url, built_suite), tmp_path / "free.sqlite", "none", quiet)
         assert free.status == "completed"
         with sqlite3.connect(tmp_path / "free.sqlite") as db:
             full_cost = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()[0]
 
-        cap = full_cost / 3
-        journal = tmp_path / "capped.sqlite"
-        capped = await start_sweep(config_for(mock.base_url, built_suite, budget=cap, concurrency=1), journal,
-                                   "none", quiet)
+        cap, seen = full_cost / 3, set[str]()
+        slow["on"], arrivals[:] = True, []
+        lines: list[str] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(_watch_runs, journal, seen)
+            capped = await start_sweep(config_for(mock.base_url, built_suite, budget=cap), journal, "none",
+                                       lines.append)
+            group.cancel_scope.cancel()
         assert capped.status == "budget_exhausted"
+        assert "stopping: budget" in seen  # `runs` showed it while in-flight calls finished
         with sqlite3.connect(journal) as db:
             spent = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()[0]
             pending = db.execute("SELECT count(*) FROM units WHERE status = 'pending'").fetchone()[0]
-        assert spent is not None and 0 < spent <= cap and pending > 0
+            zero = db.execute("SELECT count(*) FROM episodes WHERE reward = 0 AND turns = 0").fetchone()[0]
+            finished = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
+        assert spent is not None and 0 < spent <= cap and pending > 0 and zero == 0
+        after_stop = sum(status.startswith("stopping") for status in arrivals)
+        assert after_stop <= 8  # at most the calls already reserved and on their way
+        assert f"${spent:.4f} spent in all" in capped.reason and "--budget" in capped.reason
+        pilot = next(line for line in lines if line.startswith("Pilot:"))
+        if finished:
+            assert f"Pilot: {finished} finished tasks" in pilot
+        else:
+            assert "no task finished" in pilot and "fits" not in pilot
+        print(f"budget stop: cap ${cap:.4f}, spent ${spent:.4f}, {after_stop} calls arrived after `runs` "
+              f"showed the stop, {finished} tasks finished; {capped.reason}")
 
+        slow["on"] = False
         resumed = await resume_sweep(capped.run_id, journal, "none", quiet, budget=full_cost * 3)
         assert resumed.status == "completed"
 
@@ -102,6 +140,22 @@ async def test_capped_run_stops_then_resumes_to_the_uncapped_results(built_suite
         return {unit.split("|", 1)[1]: reward for unit, reward in rewards(path).items()}
 
     assert by_task(journal) == by_task(tmp_path / "free.sqlite")
+
+
+def _status(journal: Path) -> str:
+    if not journal.exists():
+        return ""
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
+        row = db.execute("SELECT status FROM runs").fetchone()
+    return str(row[0]) if row else ""
+
+
+async def _watch_runs(journal: Path, seen: set[str]) -> None:
+    while True:
+        if await anyio.Path(journal).exists():
+            with contextlib.suppress(JournalError):
+                seen.update(run.status for run in await list_runs(journal))
+        await anyio.sleep(0.02)
 
 
 async def test_method_calls_are_journaled_as_method_spend(built_suite: Path, tmp_path: Path) -> None:
@@ -121,14 +175,16 @@ async def test_method_calls_are_journaled_as_method_spend(built_suite: Path, tmp
 
 async def test_pilot_prints_the_projected_cost_of_the_full_sweep(built_suite: Path, tmp_path: Path) -> None:
     lines: list[str] = []
-    async with serve_mock(PricedReplies()) as mock:
+    replies = PricedReplies()
+    async with serve_mock(replies) as mock:
         config = dataclasses.replace(config_for(mock.base_url, built_suite), pilot=2, budget=1000.0)
         await start_sweep(config, tmp_path / "j.sqlite", "none", lines.append)
     with sqlite3.connect(tmp_path / "j.sqlite") as db:
-        spend, = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()
         done, = db.execute("SELECT count(*) FROM episodes").fetchone()
+    # Every task finished, so what they cost is what the server billed, minus the probe (its first answer).
+    spend = sum(priced(usage) for usage in replies.sent[1:])
     full = 178 + 96  # blind runs no serving stream: the test tasks of banking_l1 and pitch_l1
-    projected = spend / done * full * 1.3
+    projected = spend / done * full * 1.3  # the README's rule: per finished task x full sweep x 1.3
     pilot_line = next(line for line in lines if line.startswith("Pilot:"))
     assert f"the full sweep of {full} tasks is projected at ${projected:.2f}" in pilot_line
     assert "it fits the $" in pilot_line
