@@ -180,12 +180,13 @@ def test_make_display_kinds(monkeypatch: pytest.MonkeyPatch) -> None:
         make_display("fancy", progress)
 
 
-def test_null_display_does_nothing() -> None:
+def test_null_display_does_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     display = NullDisplay()
     display.start()
     display.refresh()
     display.message("x")
     display.stop()
+    assert capsys.readouterr() == ("", "")
 
 
 def test_rich_is_imported_only_by_the_display_and_view_layer() -> None:

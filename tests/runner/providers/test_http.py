@@ -21,5 +21,7 @@ def test_public_api_is_pinned() -> None:
         "AnthropicClient", "HttpSettings", "OpenAICompatClient", "RateLimiter", "RateLimits", "Retrier",
         "RetryNotice", "RetryPolicy", "Secret", "make_http_client",
     ]
+    # Each name is the defining module's own object, re-exported (not a copy, not a stand-in).
     for name in runner.providers.__all__:
-        assert getattr(runner.providers, name) is not None
+        exported = getattr(runner.providers, name)
+        assert exported.__module__.startswith("runner.providers.") and exported.__name__ == name
