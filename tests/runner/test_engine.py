@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from runner.config import SweepConfig
-from runner.engine import Engine, stream_progress
+from runner.engine import TEST_EPISODES_IN_FLIGHT, Engine, stream_progress
 from runner.journal import Journal, open_journal
 from runner.plan import Stream
 from runner.progress import RunProgress
@@ -95,6 +96,39 @@ async def test_test_episodes_see_the_state_at_the_end_of_their_window(tmp_path: 
             continue
         window = int(request.messages[0].content.split("case c-t")[1].split("-")[0])
         assert context_of(request)["seen"] == str(4 * (window + 1))
+
+
+async def test_a_test_set_larger_than_its_in_flight_limit_sees_only_the_frozen_state(tmp_path: Path) -> None:
+    """More test tasks per window than may run at once: the later ones start after the serving stream has
+    learned more, and must still see the state frozen at their window's end (not the live method)."""
+    per_window, tests = 4, TEST_EPISODES_IN_FLIGHT + 16
+    scenario = toy_scenario(windows=2, serving_per_window=per_window, test_per_window=tests)
+    stream = stream_of(scenario)
+    served_past = {0: anyio.Event()}
+    decide = toy_decider(lambda r: context_of(r)["best"])
+
+    async def respond(request: ModelRequest) -> AssistantTurn:
+        content = request.messages[0].content
+        if len(request.messages) == 1 and "case c-s" in content and int(context_of(request)["seen"]) > per_window:
+            served_past[0].set()  # window 1's serving has learned from at least one more episode
+        if len(request.messages) == 1 and "case c-t0-" in content:
+            with anyio.fail_after(60):  # a safety net: the event comes from the serving stream
+                await served_past[0].wait()
+        return await decide(request)
+
+    model = ScriptModel(respond)
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
+        progress.streams[stream.stream_id] = stream_progress(stream)
+        engine = Engine(run_id=RUN, journal=journal, progress=progress,
+                        clients=offline_clients(journal, progress, model, concurrency=4 * tests),
+                        block_size=1, max_episode_attempts=2, domains=lambda name: ToyDomain(),
+                        method_specs=lambda name: counting_spec([]))
+        await engine.run([stream])
+    first_turns = [r for r in model.requests if len(r.messages) == 1 and "case c-t0-" in r.messages[0].content]
+    assert len(first_turns) == tests and served_past[0].is_set()
+    assert {context_of(r)["seen"] for r in first_turns} == {str(per_window)}
 
 
 async def test_block_size_twelve_matches_the_reference_blocks(tmp_path: Path) -> None:

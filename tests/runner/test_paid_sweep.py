@@ -133,6 +133,13 @@ async def test_capped_run_stops_at_its_first_refusal_then_resumes_to_the_uncappe
               f"showed the stop, {finished} tasks finished; {capped.reason}")
 
         slow["on"] = False
+        # A resume must not forget what the run already spent: a cap still short of the full cost stops it
+        # again with the run's total under that cap.
+        second_cap = cap * 1.6
+        again = await resume_sweep(capped.run_id, journal, "none", quiet, budget=second_cap)
+        with sqlite3.connect(journal) as db:
+            total = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()[0]
+        assert again.status == "budget_exhausted" and spent < total <= second_cap
         resumed = await resume_sweep(capped.run_id, journal, "none", quiet, budget=full_cost * 3)
         assert resumed.status == "completed"
 

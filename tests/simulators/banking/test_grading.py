@@ -112,3 +112,15 @@ async def test_grade_reports_what_failed(name: str) -> None:
     world = DOMAIN.new_world(scenario.environment, task)
     grade = await DOMAIN.grade(scenario.environment, task, world, {}, None)
     assert grade.judge == "replay" and grade.details["state_match"] is False
+
+
+async def test_a_refusal_with_the_wrong_reason_code_scores_zero(scenario: Scenario) -> None:
+    """A deny whose reason is another admissible code of the same scenario is wrong, not half right."""
+    denials = [t for t in scenario.serving + scenario.test if gold_named("deny_case")(t)]
+    assert denials, "the built-in scenario has refusal answers"
+    codes = sorted({str(gold(t)[0][1]["reason"]) for t in denials} | {"over_limit", "reportable_amount"})
+    for task in denials[:20]:
+        name, arguments = gold(task)[0]
+        other = next(code for code in codes if code != arguments["reason"])
+        assert await reward(scenario, task, gold(task)) == 1.0
+        assert await reward(scenario, task, [(name, {**arguments, "reason": other})]) == 0.0, task.task_id
