@@ -91,6 +91,9 @@ class SweepConfig:
         for name in ("dataset", "journal", "judge"):
             if not isinstance(getattr(self, name), str):
                 raise ShiftbenchInputError(f"{source}: {name} must be a string")
+        if self.judge.split(":")[0] == "scripted":
+            raise ShiftbenchInputError(f"{source}: judge '{self.judge}' cannot judge pitches (it is not a language "
+                                       "model); leave judge empty for the offline judge, or name an LLM")
         if not isinstance(self.allow_unpriced, bool):
             raise ShiftbenchInputError(f"{source}: allow_unpriced must be true or false")
         return self

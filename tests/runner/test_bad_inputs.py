@@ -43,6 +43,7 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (["--max-tokens", "0"], "max_tokens must be between 1 and"),
     (["--seed", "-1"], "seed must be between 0 and"),
     (["--pilot", "-2"], "pilot must be between 0 and"),
+    (["--judge", "scripted"], "judge 'scripted' cannot judge pitches"),
 ])
 def test_bad_numeric_flags(argv: list[str], expected: str, here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = tree(here)

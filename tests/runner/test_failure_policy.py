@@ -55,6 +55,8 @@ async def test_a_refused_request_is_sent_once_and_the_run_fails_with_the_class_s
         failed = db.execute("SELECT count(*) FROM model_calls WHERE status = 'failed'").fetchone()[0]
         episodes = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
     assert 1 <= failed <= len(sent) and episodes == 0  # journaled (a call cut by the stop may not be), never scored
+    print(f"HTTP {status} on every tool call: {len(sent)} distinct bodies, {sum(sent.values())} requests "
+          f"(max {max(sent.values())} per body), {elapsed:.1f}s; {outcome.reason}")
 
 
 async def test_a_revoked_key_resumes_once_it_is_fixed(built_suite: Path, tmp_path: Path) -> None:
