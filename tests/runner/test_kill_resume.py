@@ -46,6 +46,18 @@ def only_run(journal: Path) -> tuple[str, str]:
     return rows[0][0], rows[0][1]
 
 
+def started_run(journal: Path) -> str | None:
+    """The run's id once its row is committed; None before (no journal yet, or killed before the row)."""
+    if not journal.exists():
+        return None
+    with sqlite3.connect(journal) as db:
+        try:
+            row = db.execute("SELECT run_id FROM runs").fetchone()
+        except sqlite3.OperationalError:
+            return None  # killed before the schema was written
+    return None if row is None else str(row[0])
+
+
 def committed(journal: Path) -> int:
     """Episodes the journal holds, read the way `shiftbench runs` would (0 before it has any)."""
     if not journal.exists():
@@ -130,20 +142,22 @@ def test_sigkill_at_random_moments_then_resume_gives_identical_rewards(built_sui
     rng = random.Random(7)
     journal = tmp_path / "killed.sqlite"
     for _ in range(RANDOM_KILLS):
-        cmd = (shiftbench("run", *sweep_args(built_suite, journal, methods, scenarios)) if not journal.exists()
-               else shiftbench("resume", only_run(journal)[0], "--journal", str(journal), "--display", "none"))
+        run_id = started_run(journal)
+        cmd = (shiftbench("run", *sweep_args(built_suite, journal, methods, scenarios)) if run_id is None
+               else shiftbench("resume", run_id, "--journal", str(journal), "--display", "none"))
         process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             process.wait(timeout=rng.uniform(0.5, max(1.0, duration / 3)))
         except subprocess.TimeoutExpired:
             os.kill(process.pid, signal.SIGKILL)
             process.wait()
-        if journal.exists() and only_run(journal)[1] == "completed":
+        if started_run(journal) is not None and only_run(journal)[1] == "completed":
             break
-    if not journal.exists():
+    run_id = started_run(journal)
+    if run_id is None:
         subprocess.run(shiftbench("run", *sweep_args(built_suite, journal, methods, scenarios)), check=True,
                        capture_output=True)
     elif only_run(journal)[1] != "completed":
-        subprocess.run(shiftbench("resume", only_run(journal)[0], "--journal", str(journal), "--display", "none"),
+        subprocess.run(shiftbench("resume", run_id, "--journal", str(journal), "--display", "none"),
                        check=True, capture_output=True)
     assert_complete(journal, expected)
