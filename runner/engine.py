@@ -258,8 +258,7 @@ class Engine:
         flight ends at its next call, unsent and not journaled: it runs again on resume."""
         if self.stop.requested:
             return
-        self.stop.request(str(refusal), "budget_exhausted")
-        self.progress.status = "stopping: budget"
+        self.stop.request(str(refusal), "budget_exhausted")  # the dashboard shows "stopping" and the reason
         await self.journal.commit(Batch().run_stopping(self.run_id, "budget", str(refusal), time.time()))
 
     def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
