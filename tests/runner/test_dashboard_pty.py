@@ -160,9 +160,10 @@ async def test_a_slow_provider_shows_turns_in_flight_and_a_rising_time_since_pro
 @pytest.mark.skipif(not hasattr(pty, "openpty"), reason="no pseudo-terminals on this platform")
 async def test_a_budget_stop_shows_its_reason_on_the_dashboard(built_suite: Path, tmp_path: Path) -> None:
     async with serve_mock(slow_replies(0.5)) as mock:
-        # Each call reserves its worst case (~$0.92 at these prices): the cap admits one call in flight and
-        # refuses the second, so the run stops while the first is still being answered.
-        config = sweep_file(tmp_path, mock.base_url, 1.5, built_suite)
+        # Each call reserves its worst case (~$0.05 at these prices: its prompt bound and 4,096 output
+        # tokens): the cap admits one call in flight and refuses the second, so the run stops while the
+        # first is still being answered.
+        config = sweep_file(tmp_path, mock.base_url, 0.08, built_suite)
         terminal = Terminal(shiftbench(config, tmp_path / "j.sqlite"))
 
         def stopping(frames: list[str]) -> bool:
