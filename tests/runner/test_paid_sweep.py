@@ -43,6 +43,12 @@ def priced(usage: MockUsage) -> float:
             + usage.output_tokens * PRICE["output"]) / 1e6
 
 
+SLOW_REPLY_S = 1.0
+"""While the capped run goes, each reply waits this long: the calls in flight at the budget stop keep the
+run in `stopping: budget` for about this long, so `runs`, polled every 20 ms from the same loop, sees it
+even when a loaded machine makes each poll slow (0.3 s was too short beside CPU hogs)."""
+
+
 def config_for(base_url: str, suite: Path, budget: float | None = None, concurrency: int = 8) -> SweepConfig:
     model = f"openai-compatible:mock@{base_url}/v1"
     return SweepConfig(models=(model,), methods=("blind",), scenarios=("banking_l1", "pitch_l1"),
@@ -97,7 +103,7 @@ async def test_capped_run_stops_at_its_first_refusal_then_resumes_to_the_uncappe
     def respond(request: Recorded) -> Response:
         arrivals.append(_status(journal))
         reply = replies(request)
-        return dataclasses.replace(reply, delay_s=0.3) if slow["on"] and isinstance(reply, Reply) else reply
+        return dataclasses.replace(reply, delay_s=SLOW_REPLY_S) if slow["on"] and isinstance(reply, Reply) else reply
 
     async with serve_mock(respond) as mock:
         free = await start_sweep(config_for(mock.base_url, built_suite), tmp_path / "free.sqlite", "none", quiet)
