@@ -57,9 +57,13 @@ STATUS_CLASSES: dict[int, Failure] = {
 
 TEXT_RULES: tuple[tuple[re.Pattern[str], Failure], ...] = (
     (re.compile(r"context[ _]length|context[ _]window|maximum context|prompt is too long|too many (input )?tokens"
-                r"|exceeds? the (model's )?(max(imum)? )?(context|input)", re.I), Failure.CONTEXT_TOO_LONG),
+                r"|exceeds? the (model's |available )?(max(imum)? )?(context|input)", re.I), Failure.CONTEXT_TOO_LONG),
     (re.compile(r"content[ _]filter|content[ _]policy|content management policy|safety system", re.I),
      Failure.CONTENT_FILTERED),
+    # Servers built on request validators (llama-cpp-python, FastAPI) answer an invalid body with a 500 whose
+    # text is the validator's: resending the same body would fail the same way, so it is a rejection.
+    (re.compile(r"validation error|input should be a valid|\bfield required\b|'loc': \(", re.I),
+     Failure.REJECTED),
 )
 """The provider's own words, checked before its status (first match wins)."""
 

@@ -7,6 +7,7 @@ import pytest
 
 from bench.mock_provider import Failure as MockFailure
 from bench.mock_provider import serve_mock
+from bench.mock_quirks import NULL_CONTENT_ERROR
 from runner.errors import InfrastructureError, ProviderError, RateLimited
 from runner.providers import make_http_client
 from runner.providers.failures import AttemptFailed, classify, stream_error, transport_failure
@@ -36,6 +37,11 @@ def test_status_classes(status: int, failure: Failure) -> None:
     (400, "The response was filtered due to the prompt triggering content management policy",
      Failure.CONTENT_FILTERED),
     (400, "messages: field required", Failure.REJECTED),
+    (500, NULL_CONTENT_ERROR, Failure.REJECTED),
+    (500, "1 validation error for ChatCompletionRequest", Failure.REJECTED),
+    (400, "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+     Failure.CONTEXT_TOO_LONG),
+    (500, "internal error", Failure.SERVER_ERROR),
 ])
 def test_the_provider_s_own_words_win_over_its_status(status: int, text: str, failure: Failure) -> None:
     assert classify(status, text) is failure
@@ -103,6 +109,21 @@ async def test_a_rejected_body_is_never_sent_twice_even_by_a_second_call(status:
             with pytest.raises(ProviderError) as caught:
                 await client.respond(request())
             assert caught.value.attempts_left == 0
+    assert len(mock.requests) == 1 and fake.sleeps == []
+
+
+async def test_a_500_that_is_a_validation_error_is_sent_once() -> None:
+    """llama-cpp-python answers a body its validator refuses with HTTP 500 and the validator's text: that is
+    a rejected request, not an outage, so no layer sends it again."""
+    fake = FakeTime()
+    ledger = RequestLedger(max_attempts=6)
+    body = {"error": {"message": NULL_CONTENT_ERROR, "type": "internal_server_error", "param": None, "code": None}}
+    async with serve_mock(lambda r: MockFailure(500, body=body)) as mock, make_http_client() as http:
+        client = openai_client(mock.base_url, http, fast_retrier(fake, ledger=ledger))
+        for _ in range(2):
+            with pytest.raises(ProviderError) as caught:
+                await client.respond(request())
+            assert caught.value.failure is Failure.REJECTED and caught.value.attempts_left == 0
     assert len(mock.requests) == 1 and fake.sleeps == []
 
 
