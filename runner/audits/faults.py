@@ -29,11 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import orjson
 
 from runner.audits.replay import Recorded, Replay, open_replay
-from runner.budget import BudgetExhausted
 from runner.episode import EpisodeResult, run_episode
 from runner.limits import TEST
 from simulators.domain import AuditView, Domain, DomainWorld, Grade, Judge, PlannedCall, ToolExchange
@@ -50,7 +48,6 @@ FAULTS: dict[str, str] = {
     "malformed": '{"raw":"{\\"status\\": "}',
 }
 VERDICTS = ("recovered", "escalated", "acted_wrongly", "failed", "missing", "not_applicable")
-CASES_IN_FLIGHT = 8
 
 
 @dataclass(frozen=True)
@@ -199,7 +196,7 @@ async def run_fault_audit(journal: Path, run_id: str, spec: FaultSpec, budget: f
         _check_tool(found, spec.tool)
 
     async with open_replay(journal, run_id, "faults", key, budget, check) as replay:
-        status = await _run_cases(replay, spec)
+        status = await replay.run_cases(lambda e: e.unit_id, lambda e: _case(replay, e, spec))
         done = await replay.journal.read.audit_cases(replay.audit_id)
     counts = Counter(verdict for verdict, _ in done.values())
     cases = [{**orjson.loads(details), "verdict": v} for _, (v, details) in sorted(done.items())]
@@ -213,25 +210,3 @@ def _check_tool(episodes: list[Recorded], tool: str) -> None:
                                    f"tools: {', '.join(sorted(known))}")
 
 
-async def _run_cases(replay: Replay, spec: FaultSpec) -> str:
-    limiter = anyio.CapacityLimiter(CASES_IN_FLIGHT)
-    stopped: list[str] = []
-
-    async def one(episode: Recorded) -> None:
-        async with limiter:
-            if stopped:
-                return
-            try:
-                found, details = await _case(replay, episode, spec)
-            except BudgetExhausted:
-                stopped.append("budget_exhausted")
-                return
-            await replay.save(episode.unit_id, found, details)
-
-    async with anyio.create_task_group() as group:
-        for episode in replay.episodes:
-            if episode.unit_id not in replay.done:
-                group.start_soon(one, episode)
-    status = stopped[0] if stopped else "completed"
-    await replay.finish(status)
-    return status

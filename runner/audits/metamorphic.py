@@ -22,14 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import orjson
 
 from runner.audits.faults import calls_of, reproduces
 from runner.audits.rates import rate_of
 from runner.audits.replay import Recorded, Replay, open_replay
 from runner.audits.transforms import Transform, derived_task, load_transform
-from runner.budget import BudgetExhausted
 from runner.episode import EpisodeResult, run_episode
 from runner.evidence.stats import clopper_pearson
 from runner.limits import TEST
@@ -41,7 +39,6 @@ __all__ = ["RELATIONS", "Labels", "load_labels", "relations", "run_metamorphic_a
 
 RELATIONS = ("same_state", "same_actions", "same_output")
 DEFAULT_MIN_KEPT = 0.9
-CASES_IN_FLIGHT = 8
 
 
 @dataclass(frozen=True)
@@ -120,7 +117,8 @@ async def run_metamorphic_audit(journal: Path, run_id: str, transform_name: str,
     labels = load_labels(labels_path, transform.name)
     spec = {"transform": transform.name, "source": transform_name}
     async with open_replay(journal, run_id, "metamorphic", spec, budget) as replay:
-        status = await _run_pairs(replay, transform)
+        status = await replay.run_cases(lambda e: f"{e.unit_id}~{transform.name}",
+                                        lambda e: _pair(replay, e, transform))
         done = await replay.journal.read.audit_cases(replay.audit_id)
     cases = [{**orjson.loads(details), "verdict": verdict} for _, (verdict, details) in sorted(done.items())]
     lower = labels.lower_bound()
@@ -140,25 +138,3 @@ def _relation_rates(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]
     return rates
 
 
-async def _run_pairs(replay: Replay, transform: Transform) -> str:
-    limiter = anyio.CapacityLimiter(CASES_IN_FLIGHT)
-    stopped: list[str] = []
-
-    async def one(episode: Recorded) -> None:
-        async with limiter:
-            if stopped:
-                return
-            try:
-                verdict, details = await _pair(replay, episode, transform)
-            except BudgetExhausted:
-                stopped.append("budget_exhausted")
-                return
-            await replay.save(str(details["case"]), verdict, details)
-
-    async with anyio.create_task_group() as group:
-        for episode in replay.episodes:
-            if f"{episode.unit_id}~{transform.name}" not in replay.done:
-                group.start_soon(one, episode)
-    status = stopped[0] if stopped else "completed"
-    await replay.finish(status)
-    return status

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 import orjson
 
 from methods.registry import get_method_spec
-from runner.budget import Budget
+from runner.budget import Budget, BudgetExhausted
 from runner.config import SweepConfig, config_from_json
 from runner.engine import Engine
 from runner.journal import AuditCaseRow, AuditRow, Batch, Journal, open_journal
@@ -33,10 +34,13 @@ from runner.progress import RunProgress
 from runner.sweep import code_version
 from simulators.dataset import Dataset, load_dataset
 from simulators.errors import ShiftbenchInputError
-from simulators.protocol import Task
+from simulators.protocol import JSON, Task
 from simulators.record import EpisodeRecord
 
-__all__ = ["Recorded", "Replay", "audit_id_for", "open_replay"]
+__all__ = ["CASES_IN_FLIGHT", "Recorded", "Replay", "audit_id_for", "open_replay"]
+
+CASES_IN_FLIGHT = 8
+"""Audit cases replayed at once."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,32 @@ class Replay:
     async def save(self, case_id: str, verdict: str, details: object) -> None:
         await self.journal.commit(Batch().audit_case(AuditCaseRow(self.audit_id, case_id, verdict,
                                                                     orjson.dumps(details), time.time())))
+
+    async def run_cases(self, case_id: Callable[[Recorded], str],
+                        case: Callable[[Recorded], Awaitable[tuple[str, dict[str, JSON]]]]) -> str:
+        """Run every recorded episode's case not journaled yet, CASES_IN_FLIGHT at a time, journaling each
+        verdict as it comes; the first budget refusal starts no new case. The audit's status, journaled."""
+        limiter = anyio.CapacityLimiter(CASES_IN_FLIGHT)
+        stopped: list[str] = []
+
+        async def one(episode: Recorded) -> None:
+            async with limiter:
+                if stopped:
+                    return
+                try:
+                    verdict, details = await case(episode)
+                except BudgetExhausted:
+                    stopped.append("budget_exhausted")
+                    return
+                await self.save(case_id(episode), verdict, details)
+
+        async with anyio.create_task_group() as group:
+            for episode in self.episodes:
+                if case_id(episode) not in self.done:
+                    group.start_soon(one, episode)
+        status = stopped[0] if stopped else "completed"
+        await self.finish(status)
+        return status
 
 
 def audit_id_for(run_id: str, kind: str, spec: object) -> str:
