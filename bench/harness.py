@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,8 @@ from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 
-__all__ = ["EngineRun", "JournalMeter", "Waits", "MethodMeter", "ModelMeter", "StackFactory", "run_streams", "wait_ms"]
+__all__ = ["Drive", "EngineRun", "JournalMeter", "MethodMeter", "ModelMeter", "StackFactory", "Waits", "engine_run",
+           "run_streams", "wait_ms"]
 
 _SERVING = "|serving|"
 
@@ -200,6 +201,14 @@ class _TimedModel:
 StackFactory = Callable[..., ClientStack]
 """ClientStack or a subclass (the makespan benchmark's no-priority variant)."""
 
+Drive = Callable[[Engine, list[Stream]], Awaitable[None]]
+"""What schedules the streams over the engine's pieces: `Engine.run` (shiftbench's scheduler) by default,
+or another policy over the same engine (bench/reference.py)."""
+
+
+async def engine_run(engine: Engine, streams: list[Stream]) -> None:
+    await engine.run(streams)
+
 
 @dataclass(frozen=True)
 class StreamTimes:
@@ -234,7 +243,8 @@ class EngineRun:
 
 
 async def run_streams(config: SweepConfig, dataset: Dataset, streams: list[Stream], journal_path: Path,
-                      stack: StackFactory = ClientStack, time_models: bool = False) -> EngineRun:
+                      stack: StackFactory = ClientStack, time_models: bool = False,
+                      drive: Drive = engine_run) -> EngineRun:
     """Journal a run of `streams` (as a sweep does) and drive the engine over it; time the engine only."""
     models = build_models(config)
     model_meter = ModelMeter()
@@ -258,7 +268,7 @@ async def run_streams(config: SweepConfig, dataset: Dataset, streams: list[Strea
                             block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                             method_specs=methods.specs())
             started_wall, started = time.time(), time.perf_counter()
-            await engine.run(streams)
+            await drive(engine, streams)
             wall = time.perf_counter() - started
             journal_stats = meter.stats()
             journal.observe(None)

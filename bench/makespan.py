@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.harness import EngineRun, run_streams, wait_ms
+from bench.harness import Drive, EngineRun, StackFactory, engine_run, run_streams, wait_ms
 from bench.mock_server import mock_process
 from bench.section import Row, Section
 from runner.config import SweepConfig
@@ -35,7 +35,7 @@ from simulators.dataset import Dataset, load_dataset
 from simulators.model_api import ModelClient, Purpose
 from simulators.protocol import Task
 
-__all__ = ["run_makespan"]
+__all__ = ["SCENARIOS", "SHAPES", "TURNS", "Shape", "run_makespan", "run_workload", "workload_streams"]
 
 SCENARIOS = ("banking_l1", "pitch_l1", "retail_l1")
 TURNS = 3
@@ -80,7 +80,9 @@ def _first(tasks: tuple[Task, ...], windows: list[int], per_window: int) -> Iter
         yield from window_tasks(tasks, window)[:per_window]
 
 
-def _streams(dataset: Dataset, model: str, shape: Shape) -> list[Stream]:
+def workload_streams(dataset: Dataset, model: str, shape: Shape) -> list[Stream]:
+    """The benchmark's workload: icl_full on the three L1 scenarios, the first S serving and T test tasks
+    of every window (bench/reference.py runs the same)."""
     streams = []
     for name in SCENARIOS:
         scenario = dataset.scenarios[name]
@@ -91,17 +93,24 @@ def _streams(dataset: Dataset, model: str, shape: Shape) -> list[Stream]:
     return streams
 
 
-async def _one(variant: Variant, shape: Shape, suite: Path, journal: Path) -> tuple[EngineRun, int]:
+async def run_workload(shape: Shape, suite: Path, journal: Path, concurrency: int, endpoint_limit: int,
+                       block_size: int = 1, stack: StackFactory = ClientStack, drive: Drive = engine_run) -> EngineRun:
+    """The workload against the mock in its own process, through the real client and the full stack."""
     dataset = load_dataset(suite, only=SCENARIOS)
     async with mock_process(shape.latency_s, TURNS) as base_url:
         endpoint = {"kind": "openai-compatible", "model": "mock", "base_url": f"{base_url}/v1",
-                    "max_concurrency": variant.endpoint_limit, "stream": True}
+                    "max_concurrency": endpoint_limit, "stream": True}
         config = SweepConfig(models=("mock",), methods=("icl_full",), scenarios=SCENARIOS, dataset=str(suite),
-                             concurrency=variant.concurrency, model_concurrency=variant.concurrency,
+                             concurrency=concurrency, model_concurrency=concurrency, block_size=block_size,
                              endpoints={"mock": endpoint}, prices={"mock": PRICE}).validate("bench")
-        stack = ClientStack if variant.priority else NoPriorityStack
-        run = await run_streams(config, dataset, _streams(dataset, "mock", shape), journal, stack=stack)
-        return run, run.journaled_calls
+        return await run_streams(config, dataset, workload_streams(dataset, "mock", shape), journal, stack=stack,
+                                 drive=drive)
+
+
+async def _one(variant: Variant, shape: Shape, suite: Path, journal: Path) -> tuple[EngineRun, int]:
+    stack = ClientStack if variant.priority else NoPriorityStack
+    run = await run_workload(shape, suite, journal, variant.concurrency, variant.endpoint_limit, stack=stack)
+    return run, run.journaled_calls
 
 
 def _row(variant: Variant, shape: Shape, run: EngineRun, calls: int) -> Row:

@@ -10,6 +10,7 @@
               vs the ideal, serving priority on and off
 3. overhead   microseconds the client stack adds to a model call
 4. journal    journal write throughput: group commit vs one transaction per episode
+5. reference  the reference runner's scheduling policy vs shiftbench's, same engine and workload, block 12
 
 The JSON carries the machine (cores, CPU, Python, platform, library versions) and the git commit,
 because fast is a claim only with its machine and its code. Loopback (127.0.0.1) only.
@@ -33,6 +34,7 @@ from bench.machine import git_commit, load_average, machine_info
 from bench.makespan import run_makespan
 from bench.offline import run_offline
 from bench.overhead import run_overhead
+from bench.reference import run_reference
 from bench.section import Section, render
 from runner.journal import round_trip_us
 from simulators.suite import build_suite
@@ -53,6 +55,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "makespan": run_makespan,
     "overhead": run_overhead,
     "journal": _journal,
+    "reference": run_reference,
 }
 
 

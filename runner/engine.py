@@ -142,7 +142,7 @@ class Engine:
         results: list[EpisodeResult | None] = [None] * len(block)
 
         async def one(i: int) -> None:
-            results[i] = await self._attempt(stream, block[i], contexts[i], SERVING)
+            results[i] = await self.attempt(stream, block[i], contexts[i], SERVING)
 
         async with anyio.create_task_group() as group:
             for i in range(len(block)):
@@ -160,7 +160,7 @@ class Engine:
             return
         batch = Batch(urgent=True)
         for task, result in zip(block, finished, strict=True):
-            self._episode_rows(batch, stream, task, result)
+            self.episode_rows(batch, stream, task, result)
         unsaved = self._unsaved.get(stream.stream_id, 0) + len(block)
         if window_end or unsaved >= self.checkpoint_every:
             state, position = orjson.dumps(method.state()), block[-1].timestamp
@@ -179,7 +179,7 @@ class Engine:
     # ------------------------------------------------------------------------------------------- tests
 
     async def _run_test_set(self, stream: Stream, state: JSON, units: list[Unit]) -> None:
-        frozen = self._build_method(stream)
+        frozen = self.build_method(stream)
         frozen.load(state)
         limiter = anyio.CapacityLimiter(TEST_EPISODES_IN_FLIGHT)
         live = self.progress.streams[stream.stream_id]
@@ -188,11 +188,11 @@ class Engine:
             async with limiter:
                 if self.stop.requested:
                     return
-                result = await self._attempt(stream, unit.task, frozen.context(unit.task.view()), TEST, unit.unit_id)
+                result = await self.attempt(stream, unit.task, frozen.context(unit.task.view()), TEST, unit.unit_id)
                 if result is None:
                     return
                 batch = Batch()
-                self._episode_rows(batch, stream, unit.task, result, unit.unit_id)
+                self.episode_rows(batch, stream, unit.task, result, unit.unit_id)
                 await self.journal.commit(batch)
                 live.record_test(unit.task.category, result.grade.reward)
                 live.episode_ended(unit.unit_id, self.progress.clock())
@@ -206,7 +206,7 @@ class Engine:
         had serving tasks, from this process or from the journal; the initial state if none had."""
         served = [w for w in stream.windows() if w <= window and window_tasks(stream.serving, w)]
         if not served:
-            return self._build_method(stream).state()
+            return self.build_method(stream).state()
         last = served[-1]
         if last in here:
             return here[last]
@@ -219,7 +219,7 @@ class Engine:
 
     # ---------------------------------------------------------------------------------------- episodes
 
-    async def _attempt(self, stream: Stream, task: Task, context: str, priority: int,
+    async def attempt(self, stream: Stream, task: Task, context: str, priority: int,
                        unit_id: str | None = None) -> EpisodeResult | None:
         """Run an episode. A provider failure's class decides what follows (runner.providers.taxonomy): the
         episode runs again only when the class says so and its failed request still has attempts left
@@ -261,8 +261,10 @@ class Engine:
         self.stop.request(str(refusal), "budget_exhausted")  # the dashboard shows "stopping" and the reason
         await self.journal.commit(Batch().run_stopping(self.run_id, "budget", str(refusal), time.time()))
 
-    def _episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
-                      unit_id: str | None = None) -> None:
+    def episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
+                     unit_id: str | None = None) -> None:
+        """An episode's rows (episode, audit, unit done) into `batch`. Public, with `attempt` and
+        `build_method`: bench/reference.py drives these same pieces under the reference runner's policy."""
         unit_id = unit_id or stream.unit_id(task)
         usage = result.usage
         batch.episode(EpisodeRow(
@@ -277,7 +279,8 @@ class Engine:
 
     # ------------------------------------------------------------------------------------------ method
 
-    def _build_method(self, stream: Stream) -> Method:
+    def build_method(self, stream: Stream) -> Method:
+        """The stream's method as the engine builds it (bulletins for Oracle, a learner's cache scope)."""
         spec = self.method_specs(stream.method)
         scenario = stream.scenario
         bulletins = (lambda position: scenario.window_of_position(position).oracle_bulletin) \
@@ -294,7 +297,7 @@ class Engine:
     async def _restore(self, stream: Stream) -> Method:
         """The method as of the stream's last journaled serving block: its latest checkpoint, then `learn`
         replayed on the blocks journaled after it (a learner's model calls replay from the cache)."""
-        method = self._build_method(stream)
+        method = self.build_method(stream)
         stored = await self.journal.read.checkpoint(self.run_id, stream.stream_id, CheckpointKey.latest())
         position = 0
         if stored is not None:
@@ -313,7 +316,7 @@ class Engine:
         """The method as it was when `task` ran (an audit's replay asks): a test task sees its window's
         frozen state; a serving task the state before its block, i.e. the last window-end checkpoint
         before its window, then `learn` replayed on that window's journaled blocks before its own."""
-        method = self._build_method(stream)
+        method = self.build_method(stream)
         earlier = task.window if task.split == "test" else task.window - 1
         method.load(await self._window_state(stream, earlier, {}))
         if task.split == "test":
