@@ -13,6 +13,9 @@ from a script (FIFO) or, when the script is empty, from a responder function:
 Prefix caching: `serve_mock(cache=PrefixCache())` bills each prompt as the provider's cache would
 (Anthropic breakpoints and minimum length, OpenAI's automatic prefixes; see bench/mock_cache.py).
 
+A whole server dies with `mock.kill()` (or by itself once it has answered `mock.die_after` requests):
+its port refuses connections and its open connections drop, as a crashed replica's would.
+
 Faults: `Failure(status, retry_after=...)` for 429 / 5xx / 4xx (`body=` for a server's own error
 shape); `Reply(stall_after=n)` streams n events then goes silent, `Reply(end_after=n)` ends the
 stream cleanly after n events; `Reply(delay_s=...)` answers late, `chunk_delay_s` streams slowly,
@@ -186,12 +189,36 @@ class MockProvider:
         self.connections = 0
         """Connections accepted so far (keep-alive reuse shows as fewer connections than requests)."""
         self.base_url = ""
+        self.answered = 0
+        """Replies written whole (successes only)."""
+        self.die_after: int | None = None
+        """When set: the server dies (`kill`) as soon as it has answered this many requests."""
+        self.killed_at: float | None = None
+        """`time.time()` when it died."""
+        self._serving = anyio.CancelScope()
         self._script: deque[Response] = deque()
         self._ids = itertools.count(1)
 
     def script(self, *responses: Response) -> None:
         """Answer the next requests with these, in order, before falling back to the responder."""
         self._script.extend(responses)
+
+    def kill(self) -> None:
+        """Die like a crashed replica: the listening socket closes (new connections are refused) and every
+        open connection drops, replies in flight cut short."""
+        if self.killed_at is None:
+            self.killed_at = time.time()
+            self._serving.cancel()
+
+    async def serve(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
+        with self._serving:
+            async with listener:
+                await listener.serve(self.handle)
+
+    def _answered_one(self) -> None:
+        self.answered += 1
+        if self.die_after is not None and self.answered >= self.die_after:
+            self.kill()
 
     def decide(self, request: Recorded) -> Response:
         response = self._script.popleft() if self._script else self.responder(request)
@@ -231,9 +258,13 @@ class MockProvider:
         if isinstance(response, Failure):
             await stream.send(_failure(request, response))
         elif request.streaming:
-            return await self._stream(stream, request, response)
+            keep = await self._stream(stream, request, response)
+            if keep:  # False: it stalled on purpose, no answer
+                self._answered_one()
+            return keep
         else:
             await stream.send(_http(200, _whole(request, response, self._ids), response.headers))
+            self._answered_one()
         return headers.get("connection", "").lower() != "close"
 
     async def _stream(self, stream: anyio.abc.ByteStream, request: Recorded, reply: Reply) -> bool:
@@ -261,8 +292,8 @@ async def serve_mock(responder: Responder | None = None,
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     mock.base_url = f"http://127.0.0.1:{port}"
-    async with listener, anyio.create_task_group() as group:
-        group.start_soon(listener.serve, mock.handle)
+    async with anyio.create_task_group() as group:
+        group.start_soon(mock.serve, listener)
         try:
             yield mock
         finally:

@@ -35,6 +35,7 @@ from runner.journal import (
     EpisodeEnd,
     PlannedSetting,
     Reader,
+    ReplicaCalls,
     RunRow,
     Spend,
     TestOutcome,
@@ -188,6 +189,16 @@ class Report:
     provenance: Provenance
     bootstrap: dict[str, Any] = field(default_factory=dict)
     """How the intervals were drawn (draws, seed, level, what is resampled)."""
+    replicas: list[ReplicaUse] = field(default_factory=list)
+    """Calls per replica of each endpoint pool (none when no model is served by a pool)."""
+
+
+@dataclass(frozen=True)
+class ReplicaUse:
+    model: str
+    replica: str
+    answered: int
+    failed: int
 
 
 # ---------------------------------------------------------------- reading the journal
@@ -244,6 +255,7 @@ class _Rows:
     machine: str | None
     ends: list[EpisodeEnd]
     audits: dict[StreamKey, StreamAudits] = field(default_factory=dict)
+    replicas: list[ReplicaCalls] = field(default_factory=list)
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
@@ -262,7 +274,8 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
                  episodes=await reader.episode_costs(run_id), calls=await reader.call_usage(run_id),
                  spend=await reader.spend(run_id), outcomes=await reader.test_outcomes(run_id),
                  machine=await reader.meta(machine_meta_key(run_id)), ends=await reader.episode_ends(run_id),
-                 audits=audit_rates(await reader.episode_audits(run_id)))
+                 audits=audit_rates(await reader.episode_audits(run_id)),
+                 replicas=await reader.replica_calls(run_id))
 
 
 # ---------------------------------------------------------------- assembling
@@ -286,7 +299,8 @@ def _assemble(rows: _Rows, journal: str) -> Report:
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
                   cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine),
-                  bootstrap=asdict(DEFAULT_SPEC))
+                  bootstrap=asdict(DEFAULT_SPEC),
+                  replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas])
 
 
 def _provenance(run: RunRow, machine: str | None) -> Provenance:
@@ -537,7 +551,14 @@ def _sections(report: Report) -> list[tuple[str, Table, str]]:
         *([("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: "
             "proposed / executed / state-changing)", _audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
+        *([("Endpoint pools (model calls per replica: answered, and failed on it last)", _replica_table(report),
+            "llrr")] if report.replicas else []),
     ]
+
+
+def _replica_table(report: Report) -> Table:
+    rows = [[r.model, r.replica, str(r.answered), str(r.failed)] for r in report.replicas]
+    return ["model", "replica", "answered", "failed"], rows
 
 
 def _end_table(report: Report) -> Table:

@@ -246,7 +246,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
             waiting.quota_until = max(waiting.quota_until, progress.clock() + notice.wait_s)
 
     tally.listeners.append(count_retry)
-    progress.endpoints = list({id(e.breaker): e.breaker for e in models.values() if e.breaker is not None}.values())
+    progress.endpoints = list({id(b): b for e in models.values() for b in e.breakers()}.values())
     budget = await _budget(journal, run_id, config.budget, progress)
     cached = await journal.read.cached_units(run_id)
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,

@@ -60,6 +60,8 @@ class ModelResponse:
     """Summed over every attempt, failed ones included: their tokens are paid for too."""
     cost_usd: float = 0.0
     attempts: int = 1
+    replica: str = ""
+    """Which replica of a pooled endpoint answered (its base URL); empty for one endpoint."""
 
 
 class ModelClient(Protocol):

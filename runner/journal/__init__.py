@@ -28,7 +28,7 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
   asks its first question; a unit without cached rows never reads);
 - `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
 - reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `episode_ends`,
-  `stream_episodes`;
+  `stream_episodes`, `replica_calls` (an endpoint pool's calls per replica);
 - evidence (intervals, compare, gate, verify): `test_outcomes`, `recorded_episodes`, `meta`;
 - audits: `episode_audits` (state audits with their stream), `audit`, `audit_cases` (a resume skips them);
 - transcripts, state and export (`runner/views/`): `episode_details` / `episode_matches` (an
@@ -66,6 +66,7 @@ from runner.journal.rows import (
     NewRun,
     PlannedSetting,
     RecordedEpisode,
+    ReplicaCalls,
     RunRow,
     Spend,
     StoredCheckpoint,
@@ -106,6 +107,7 @@ __all__ = [
     "PlannedSetting",
     "Reader",
     "RecordedEpisode",
+    "ReplicaCalls",
     "RunRow",
     "Spend",
     "Statement",

@@ -26,6 +26,7 @@ from runner.journal.rows import (
     FinishedSpend,
     PlannedSetting,
     RecordedEpisode,
+    ReplicaCalls,
     RunRow,
     Spend,
     StoredCheckpoint,
@@ -117,6 +118,10 @@ LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?)
        ON s.stream_id = c.stream_id
 WHERE c.run_id = ?
 GROUP BY 1, 2, 3, 4
+"""
+_REPLICA_CALLS = """
+SELECT model, replica, sum(status = 'ok'), sum(status != 'ok'), max(CASE WHEN status = 'ok' THEN created_at END)
+FROM model_calls WHERE run_id = ? AND replica != '' GROUP BY model, replica ORDER BY model, replica
 """
 _EPISODE_ENDS = """
 SELECT u.model, u.method, u.scenario, u.phase, e.end_reason, e.turns, e.tool_calls, e.reward
@@ -274,6 +279,10 @@ class Reader:
     async def call_usage(self, run_id: str) -> list[CallUsage]:
         return [CallUsage(model, method, purpose, bool(finished), *rest)
                 for model, method, purpose, finished, *rest in await self._rows(_CALL_USAGE, (run_id, run_id))]
+
+    async def replica_calls(self, run_id: str) -> list[ReplicaCalls]:
+        """Per model and replica of an endpoint pool: calls answered and failed (none for one endpoint)."""
+        return [ReplicaCalls._make(row) for row in await self._rows(_REPLICA_CALLS, (run_id,))]
 
     async def episode_ends(self, run_id: str) -> list[EpisodeEnd]:
         return [EpisodeEnd._make(row) for row in await self._rows(_EPISODE_ENDS, (run_id,))]

@@ -161,6 +161,9 @@ class ModelCallRow(NamedTuple):
     error: str
     usage_estimated: bool = False
     """The provider sent no usage; the tokens are estimated from the bytes sent and received."""
+    replica: str = ""
+    """The replica of an endpoint pool that answered (or was tried last, for a failed call); empty for one
+    endpoint and for cached answers."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +272,17 @@ class EpisodeCost(NamedTuple):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+
+
+class ReplicaCalls(NamedTuple):
+    """Calls of one model that one replica of its endpoint pool answered or failed last."""
+
+    model: str
+    replica: str
+    answered: int
+    failed: int
+    last_answered_at: float | None
+    """Epoch seconds of its latest answered call (when it was journaled)."""
 
 
 class CallUsage(NamedTuple):

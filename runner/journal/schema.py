@@ -17,10 +17,11 @@ from simulators.errors import ShiftbenchInputError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer"]
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
 `usage_estimated` (the provider sent no usage; the tokens are estimated from bytes).
-5: state audits per episode (`episode_audits`), audit replays (`audits`, `audit_cases`)."""
+5: state audits per episode (`episode_audits`), audit replays (`audits`, `audit_cases`).
+6: model calls carry `replica` (which base URL of an endpoint pool answered; empty for one endpoint)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,7 +58,7 @@ CREATE TABLE IF NOT EXISTS model_calls (
     input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,
     cache_write_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
     cost_usd REAL NOT NULL, latency_s REAL NOT NULL, created_at REAL NOT NULL, error TEXT NOT NULL DEFAULT '',
-    usage_estimated INTEGER NOT NULL DEFAULT 0
+    usage_estimated INTEGER NOT NULL DEFAULT 0, replica TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS calls_by_run ON model_calls (run_id, purpose);
 CREATE TABLE IF NOT EXISTS checkpoints (

@@ -82,7 +82,7 @@ class JournaledModel:
             response = await self._inner.respond(request)
         except InfrastructureError as exc:
             # Failed calls are journaled too: their tokens may have been billed, and the report says so.
-            failed = ModelResponse(AssistantTurn(), exc.usage, exc.cost_usd, exc.attempts)
+            failed = ModelResponse(AssistantTurn(), exc.usage, exc.cost_usd, exc.attempts, exc.replica)
             failure = self._call_row(key, failed, time.monotonic() - started, from_cache=False,
                                      cost=exc.cost_usd, status="failed", error=f"{type(exc).__name__}: {exc}")
             with anyio.CancelScope(shield=True):
@@ -106,7 +106,7 @@ class JournaledModel:
         return Batch().model_call(ModelCallRow(
             self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, status, attempts,
             from_cache, usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
-            usage.output_tokens, cost, latency, time.time(), error, usage.estimated,
+            usage.output_tokens, cost, latency, time.time(), error, usage.estimated, response.replica,
         ))
 
     async def _recorded_answer(self, request: ModelRequest, own_key: str) -> tuple[str, bytes | None]:

@@ -6,7 +6,8 @@
     openrouter:<vendor>/<model>                OPENROUTER_API_KEY
     together:<model>, fireworks:<model>        TOGETHER_API_KEY, FIREWORKS_API_KEY
     openai-compatible:<model>@<base url>       OPENAI_COMPATIBLE_API_KEY if set (vLLM, Ollama, ...)
-    <name>                                     a named endpoint of the sweep file ([endpoints.<name>])
+    <name>                                     a named endpoint of the sweep file ([endpoints.<name>]);
+                                               `base_urls` / `api_key_envs` make it a pool of replicas
 
 Keys are read from the environment only, held masked (`Secret`), and never written anywhere. One HTTP
 connection pool, one rate limiter and one circuit breaker per endpoint (`Pool`), shared by every client
@@ -42,6 +43,7 @@ from runner.providers import (
 from runner.providers.breaker import BreakerPolicy, CircuitBreaker
 from runner.providers.endpoint import EXTRA_SCOPES
 from runner.providers.ledger import RequestLedger
+from runner.providers.pool import Replica, Router
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
@@ -73,8 +75,8 @@ BREAKER_MAX_PROBE_INTERVAL_S = 60.0
 SWEEP_POLICY = RetryPolicy()
 """The retry timing of a sweep's calls (the attempt bound comes from the sweep's `max_request_attempts`)."""
 
-ENDPOINT_KEYS = {"kind", "model", "base_url", "api_key_env", "requests_per_minute", "tokens_per_minute",
-                 "max_concurrency", "extra_body", "thinking_budget", "stream", "max_tokens"}
+ENDPOINT_KEYS = {"kind", "model", "base_url", "base_urls", "api_key_env", "api_key_envs", "requests_per_minute",
+                 "tokens_per_minute", "max_concurrency", "extra_body", "thinking_budget", "stream", "max_tokens"}
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,15 @@ class ModelEntry:
     """Where its key comes from, for error messages (never the key)."""
     http: httpx.AsyncClient | None = None
     breaker: CircuitBreaker | None = None
+    router: Router | None = None
+    """Its endpoint pool, when the sweep file gives several base URLs or keys."""
+
+    def breakers(self) -> list[CircuitBreaker]:
+        """One per replica of a pool, else its endpoint's (none for an offline model): the dashboard's
+        paused lines."""
+        if self.router is not None:
+            return [replica.breaker for replica in self.router.replicas]
+        return [self.breaker] if self.breaker is not None else []
     probe: ModelClient | None = None
     """The same model behind a short retry policy: a probe should fail in seconds, not after the
     minutes of backoff a sweep's calls are allowed."""
@@ -118,6 +129,7 @@ class Pool:
     http: httpx.AsyncClient
     limiter: RateLimiter
     breaker: CircuitBreaker
+    router: Router | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +141,8 @@ class Endpoint:
     limits: RateLimits
     extra: Mapping[str, Any]
     max_tokens: int | None = None
+    replicas: tuple[tuple[str, str], ...] = ()
+    """An endpoint pool's (base URL, key variable) pairs; empty for one endpoint."""
 
 
 def build_models(config: SweepConfig, tally: RetryTally | None = None) -> dict[str, ModelEntry]:
@@ -154,15 +168,15 @@ def build_model(name: str, endpoints: Mapping[str, Any] | None = None, tally: Re
         except ValueError as exc:
             raise ShiftbenchInputError(f"--models: {exc}") from exc
     endpoint = _endpoint(name, endpoints or {})
-    key = _key(name, endpoint)
-    pool = _pool(endpoint, pools if pools is not None else {}, breaker or BreakerPolicy())
+    key = _key(name, endpoint, endpoint.key_env)
+    pool = _pool(name, endpoint, pools if pools is not None else {}, breaker or BreakerPolicy())
     ledger = ledger or RequestLedger()
     policy = replace(SWEEP_POLICY, max_attempts=ledger.max_attempts)
     client = _client(name, endpoint, key, pool, Retrier(policy, on_retry=tally or RetryTally(), ledger=ledger))
     probe = _client(name, endpoint, key, pool, Retrier(PROBE_POLICY))
     return ModelEntry(name, client, offline=False, max_attempts=policy.max_attempts,
                       max_tokens=endpoint.max_tokens or max_tokens, key_hint=f"${endpoint.key_env}", http=pool.http,
-                      probe=probe, breaker=pool.breaker)
+                      probe=probe, breaker=pool.breaker, router=pool.router)
 
 
 def endpoint_of(name: str, endpoints: Mapping[str, Any] | None = None) -> Endpoint:
@@ -199,17 +213,47 @@ def _named_endpoint(name: str, table: Any) -> Endpoint:
         raise ShiftbenchInputError(f"{where}: kind must be one of {', '.join(KINDS)}")
     if not table.get("model"):
         raise ShiftbenchInputError(f"{where}: model is required (the provider's model id)")
-    base_url = str(table.get("base_url") or KINDS[kind].base_url)
-    if not base_url.startswith(("http://", "https://")):
-        raise ShiftbenchInputError(f"{where}: base_url must start with http:// or https://")
+    replicas = _replicas(where, table, kind)
+    base_url, key_env = replicas[0]
     limits = RateLimits(requests_per_minute=_rate(where, table, "requests_per_minute"),
                         tokens_per_minute=_rate(where, table, "tokens_per_minute"),
                         max_concurrency=_count(where, table, "max_concurrency", 32, 100_000))
     max_tokens = _count(where, table, "max_tokens", 1, 10_000_000) if "max_tokens" in table else None
     extra = {k: table[k] for k in ("extra_body", "thinking_budget", "stream") if k in table}
     _check_extra_body(where, extra.get("extra_body"))
-    return Endpoint(kind, str(table["model"]), base_url, str(table.get("api_key_env") or KINDS[kind].key_env),
-                    limits, extra, max_tokens)
+    return Endpoint(kind, str(table["model"]), base_url, key_env, limits, extra, max_tokens,
+                    tuple(replicas) if len(replicas) > 1 else ())
+
+
+def _replicas(where: str, table: Mapping[str, Any], kind: str) -> list[tuple[str, str]]:
+    """(base URL, key variable) per replica: `base_urls` (each with `api_key_env`), `api_key_envs` (each on
+    the one base URL: several keys' quotas), or both, paired in order."""
+    for one, many in (("base_url", "base_urls"), ("api_key_env", "api_key_envs")):
+        if one in table and many in table:
+            raise ShiftbenchInputError(f"{where}: give {one} or {many}, not both")
+    urls = _strings(where, table, "base_urls") or [str(table.get("base_url") or KINDS[kind].base_url)]
+    envs = _strings(where, table, "api_key_envs") or [str(table.get("api_key_env") or KINDS[kind].key_env)]
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            key = "base_urls" if "base_urls" in table else "base_url"
+            raise ShiftbenchInputError(f"{where}: {key} must start with http:// or https://, got {url!r}")
+    if len(urls) > 1 and len(envs) > 1 and len(urls) != len(envs):
+        raise ShiftbenchInputError(f"{where}: base_urls has {len(urls)} entries and api_key_envs {len(envs)}; "
+                                   "give one key variable per base URL, or a single api_key_env")
+    pairs = list(zip(urls * (len(envs) if len(urls) == 1 else 1), envs * (len(urls) if len(envs) == 1 else 1),
+                     strict=True))
+    if len(set(pairs)) < len(pairs):
+        raise ShiftbenchInputError(f"{where}: base_urls / api_key_envs name the same replica twice")
+    return pairs
+
+
+def _strings(where: str, table: Mapping[str, Any], key: str) -> list[str]:
+    if key not in table:
+        return []
+    value = table[key]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise ShiftbenchInputError(f"{where}: {key} must be a non-empty list of strings, got {value!r}")
+    return list(value)
 
 
 def _rate(where: str, table: Mapping[str, Any], key: str) -> float | None:
@@ -254,33 +298,50 @@ def _check_extra_body(where: str, extra_body: Any) -> None:
                                        f"extra_body.{scope}]): its fields go on {scope} calls only")
 
 
-def _key(name: str, endpoint: Endpoint) -> Secret:
-    value = os.environ.get(endpoint.key_env, "")
-    if not value and (KINDS[endpoint.kind].key_required or endpoint.key_env != KINDS[endpoint.kind].key_env):
+def _key(name: str, endpoint: Endpoint, key_env: str) -> Secret:
+    value = os.environ.get(key_env, "")
+    if not value and (KINDS[endpoint.kind].key_required or key_env != KINDS[endpoint.kind].key_env):
         raise ShiftbenchInputError(f"--models: '{name}' needs its API key in the environment variable "
-                                   f"{endpoint.key_env}; set it and run again (keys are read from the "
+                                   f"{key_env}; set it and run again (keys are read from the "
                                    "environment only and never written anywhere)")
     return Secret(value or "none")
 
 
-def _pool(endpoint: Endpoint, pools: dict[str, Pool], breaker: BreakerPolicy) -> Pool:
-    key = f"{endpoint.base_url}|{endpoint.key_env}"
+def _pool(name: str, endpoint: Endpoint, pools: dict[str, Pool], breaker: BreakerPolicy) -> Pool:
+    replicas = endpoint.replicas or ((endpoint.base_url, endpoint.key_env),)
+    key = " ".join(f"{url}|{env}" for url, env in replicas)
     if key not in pools:
-        settings = HttpSettings(max_connections=endpoint.limits.max_concurrency)
-        pools[key] = Pool(make_http_client(settings), RateLimiter(endpoint.limits),
-                          CircuitBreaker(breaker, label=endpoint.base_url))
+        settings = HttpSettings(max_connections=endpoint.limits.max_concurrency * len(replicas))
+        pools[key] = _new_pool(name, endpoint, replicas, settings, breaker)
     return pools[key]
+
+
+def _new_pool(name: str, endpoint: Endpoint, replicas: tuple[tuple[str, str], ...], settings: HttpSettings,
+              breaker: BreakerPolicy) -> Pool:
+    if not endpoint.replicas:
+        return Pool(make_http_client(settings), RateLimiter(endpoint.limits),
+                    CircuitBreaker(breaker, label=endpoint.base_url))
+    # Several keys on one URL are told apart by the key's variable (never the key).
+    urls = {url for url, _ in replicas}
+    members = []
+    for url, env in replicas:
+        label = url if len(urls) == len(replicas) else f"{url} ({env})"
+        members.append(Replica(label, url, RateLimiter(endpoint.limits), CircuitBreaker(breaker, label=label),
+                               _key(name, endpoint, env)))
+    router = Router(members, label=name)
+    return Pool(make_http_client(settings), members[0].limiter, members[0].breaker, router)
 
 
 def _client(name: str, endpoint: Endpoint, key: Secret, pool: Pool, retrier: Retrier) -> ModelClient:
     extra_body = endpoint.extra.get("extra_body")
     if endpoint.kind == "anthropic":
         return AnthropicClient(endpoint.model, api_key=key, http=pool.http, base_url=endpoint.base_url, name=name,
-                               retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, extra_body=extra_body,
+                               retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
+                               extra_body=extra_body,
                                thinking_budget=endpoint.extra.get("thinking_budget"))
     return OpenAICompatClient(endpoint.model, base_url=endpoint.base_url, api_key=key, http=pool.http, name=name,
-                              retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, extra_body=extra_body,
-                              stream=bool(endpoint.extra.get("stream", True)))
+                              retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
+                              extra_body=extra_body, stream=bool(endpoint.extra.get("stream", True)))
 
 
 async def close_models(entries: Mapping[str, ModelEntry]) -> None:

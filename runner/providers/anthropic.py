@@ -29,6 +29,7 @@ from runner.providers.breaker import CircuitBreaker
 from runner.providers.endpoint import Endpoint, ExtraBody, estimate_tokens, merge_extra, model_response
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
 from runner.providers.ledger import request_key
+from runner.providers.pool import PooledEndpoint, Router, pooled
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
@@ -59,6 +60,7 @@ class AnthropicClient:
         retrier: Retrier | None = None,
         limiter: RateLimiter | None = None,
         breaker: CircuitBreaker | None = None,
+        router: Router | None = None,
         thinking_budget: int | None = None,
         version: str = ANTHROPIC_VERSION,
         extra_body: Mapping[str, JSON] | None = None,
@@ -66,7 +68,9 @@ class AnthropicClient:
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         """`thinking_budget`: enables extended thinking with that many tokens (at least 1024, and
-        always below the call's max output tokens). `extra_headers`: e.g. `anthropic-beta`."""
+        always below the call's max output tokens). `extra_headers`: e.g. `anthropic-beta`. `router`: an
+        endpoint pool (`runner.providers.pool`), whose replicas' limiters and breakers replace `limiter` and
+        `breaker`."""
         secret = api_key if isinstance(api_key, Secret) else Secret(api_key)
         self.model = model
         self._name = name or model
@@ -74,12 +78,15 @@ class AnthropicClient:
         self._thinking_budget = thinking_budget
         self._extra_body = ExtraBody.parse(extra_body)
         headers = {"content-type": "application/json", "anthropic-version": version, **(extra_headers or {})}
-        self._endpoint = Endpoint(
-            url=base_url.rstrip("/") + "/v1/messages", http=http, secret=secret,
-            auth=HeaderAuth("x-api-key", secret), limiter=limiter or RateLimiter(),
-            breaker=breaker or CircuitBreaker(), headers=headers,
-            wall_clock=wall_clock,
-        )
+
+        def endpoint(base: str, key: Secret, limits: RateLimiter, breaks: CircuitBreaker) -> Endpoint:
+            return Endpoint(url=base.rstrip("/") + "/v1/messages", http=http, secret=key,
+                            auth=HeaderAuth("x-api-key", key), limiter=limits, breaker=breaks, headers=headers,
+                            wall_clock=wall_clock)
+
+        self._endpoint: Endpoint | PooledEndpoint = (
+            endpoint(base_url, secret, limiter or RateLimiter(), breaker or CircuitBreaker()) if router is None
+            else pooled(router, lambda r: endpoint(r.base_url, r.secret or secret, r.limiter, r.breaker)))
 
     @property
     def name(self) -> str:

@@ -91,6 +91,15 @@ class BreakerState:
             return Turn(Ticket(probe=True))
         return Turn(wait_s=self.next_probe_at - now)
 
+    def ready(self, now: float) -> bool:
+        """`turn` would admit a call now (closed, or open with its probe due): what a pool routes by."""
+        if self.opened_at is None:
+            return True
+        return not self.probing and now >= self.next_probe_at and not self.down(now)
+
+    def down(self, now: float) -> bool:
+        return self.opened_at is not None and now - self.opened_at >= self.policy.give_up_after_s
+
     def settle(self, ticket: Ticket, now: float) -> None:
         if ticket.result == "answered":
             self.consecutive, self.opened_at, self.probing = 0, None, False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import httpx
@@ -77,6 +77,9 @@ class Endpoint:
         except httpx.HTTPError as exc:
             raise transport_failure(exc, self.secret) from exc
 
+
+    def with_stall_timeout(self, stall_timeout: bool) -> Endpoint:
+        return replace(self, stall_timeout=stall_timeout)
 
     def _timeout(self) -> httpx.Timeout:
         timeout = self.http.timeout
@@ -148,4 +151,5 @@ def merge_extra(body: dict[str, JSON], extra: Mapping[str, JSON]) -> dict[str, J
 def model_response(outcome: Outcome[AssistantTurn]) -> ModelResponse:
     # Priced here only when the provider reports a cost (OpenRouter); otherwise the caller prices it.
     cost = outcome.usage.reported_cost_usd or 0.0
-    return ModelResponse(turn=outcome.value, usage=outcome.usage, cost_usd=cost, attempts=outcome.attempts)
+    return ModelResponse(turn=outcome.value, usage=outcome.usage, cost_usd=cost, attempts=outcome.attempts,
+                         replica=outcome.replica)

@@ -24,7 +24,6 @@ counted from the bytes sent and received and marked `estimated`, never as 0 toke
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -43,6 +42,7 @@ from runner.providers.endpoint import (
 )
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
 from runner.providers.ledger import request_key
+from runner.providers.pool import PooledEndpoint, Router, pooled
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
@@ -71,6 +71,7 @@ class OpenAICompatClient:
         retrier: Retrier | None = None,
         limiter: RateLimiter | None = None,
         breaker: CircuitBreaker | None = None,
+        router: Router | None = None,
         stream: bool = True,
         max_tokens_field: str = "max_tokens",
         echo_reasoning: bool = True,
@@ -82,7 +83,8 @@ class OpenAICompatClient:
         False for servers that reject reasoning in the history. `extra_body`: e.g. OpenRouter's
         `reasoning` or `provider` settings, sampling parameters; a None value removes a field
         (`{"parallel_tool_calls": None}` for a server that rejects it); sub-tables `agent`, `judge`,
-        `method`, `probe` scope fields to those calls (`ExtraBody`)."""
+        `method`, `probe` scope fields to those calls (`ExtraBody`). `router`: an endpoint pool
+        (`runner.providers.pool`), whose replicas' limiters and breakers replace `limiter` and `breaker`."""
         secret = api_key if isinstance(api_key, Secret) else Secret(api_key)
         self.model = model
         self._name = name or model
@@ -92,13 +94,16 @@ class OpenAICompatClient:
         self._echo_reasoning = echo_reasoning
         self._extra_fields = dict(extra_body or {})
         self._extra_body = ExtraBody.parse(extra_body)
-        self._endpoint = Endpoint(
-            url=base_url.rstrip("/") + "/chat/completions", http=http, secret=secret,
-            auth=HeaderAuth("authorization", secret, prefix="Bearer "), limiter=limiter or RateLimiter(),
-            breaker=breaker or CircuitBreaker(),
-            headers={"content-type": "application/json", **(extra_headers or {})}, wall_clock=wall_clock,
-            stall_timeout=stream,
-        )
+        headers = {"content-type": "application/json", **(extra_headers or {})}
+
+        def endpoint(base: str, key: Secret, limits: RateLimiter, breaks: CircuitBreaker) -> Endpoint:
+            return Endpoint(url=base.rstrip("/") + "/chat/completions", http=http, secret=key,
+                            auth=HeaderAuth("authorization", key, prefix="Bearer "), limiter=limits, breaker=breaks,
+                            headers=headers, wall_clock=wall_clock, stall_timeout=stream)
+
+        self._endpoint: Endpoint | PooledEndpoint = (
+            endpoint(base_url, secret, limiter or RateLimiter(), breaker or CircuitBreaker()) if router is None
+            else pooled(router, lambda r: endpoint(r.base_url, r.secret or secret, r.limiter, r.breaker)))
 
     @property
     def name(self) -> str:
@@ -122,7 +127,7 @@ class OpenAICompatClient:
         clone = copy.copy(self)
         if stream is not None:
             clone._stream = stream
-            clone._endpoint = dataclasses.replace(self._endpoint, stall_timeout=stream)
+            clone._endpoint = self._endpoint.with_stall_timeout(stream)
         if extra_body:
             clone._extra_fields = {**self._extra_fields, **extra_body}
             clone._extra_body = ExtraBody.parse(clone._extra_fields)

@@ -69,6 +69,8 @@ class Attempt:
     def __init__(self, number: int, scope: anyio.CancelScope, timeout_s: float) -> None:
         self.number = number
         self.usage = Usage()
+        self.replica = ""
+        """Which replica of a pooled endpoint it went to last (`runner.providers.pool`); empty otherwise."""
         self._scope = scope
         self._timeout_s = timeout_s
 
@@ -87,6 +89,8 @@ class Outcome(Generic[T]):
     usage: Usage
     """Summed over all attempts, failed ones included."""
     attempts: int
+    replica: str = ""
+    """The replica of a pooled endpoint that answered; empty for one endpoint."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class _Tally:
     key: str
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
+    replica: str = ""
 
 
 class Retrier:
@@ -138,8 +143,10 @@ class Retrier:
         except AttemptFailed as failed:
             message = f"{failed.message} (gave up after {_plural(tally.attempts, 'attempt')})"
             # The failed attempts' tokens travel on the error, so the call is still priced and journaled.
-            raise infrastructure_error(failed.failure, message, usage=tally.usage, attempts=tally.attempts,
-                                       attempts_left=self._left(tally)) from failed.__cause__
+            error = infrastructure_error(failed.failure, message, usage=tally.usage, attempts=tally.attempts,
+                                         attempts_left=self._left(tally))
+            error.replica = tally.replica
+            raise error from failed.__cause__
         except TimeoutError as exc:
             raise ProviderTimeout(f"no answer within the {self.policy.deadline_s:g}s deadline "
                                   f"({_plural(tally.attempts, 'attempt')})", usage=tally.usage,
@@ -148,7 +155,7 @@ class Retrier:
             if not key:
                 self.ledger.succeeded(tally.key)  # a private key: forget it whatever happened
         self.ledger.succeeded(tally.key)
-        return Outcome(value, tally.usage, tally.attempts)
+        return Outcome(value, tally.usage, tally.attempts, tally.replica)
 
     def _left(self, tally: _Tally) -> int:
         return self.ledger.left(tally.key)
@@ -189,6 +196,7 @@ class Retrier:
                 return await attempt(this)
             finally:
                 tally.usage = tally.usage + this.usage
+                tally.replica = this.replica or tally.replica
         # Only our own scope's deadline gets here; an outer cancellation propagates as usual.
         raise AttemptFailed(Failure.TIMEOUT, f"attempt ran past {timeout:g}s")
 

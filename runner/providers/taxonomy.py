@@ -128,6 +128,8 @@ class InfrastructureError(Exception):
         self.attempts = attempts
         self.attempts_left = attempts_left
         self.cost_usd = 0.0
+        self.replica = ""
+        """The replica of a pooled endpoint the last attempt went to; empty for one endpoint."""
 
     @property
     def policy(self) -> Policy:

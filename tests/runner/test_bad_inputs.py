@@ -15,6 +15,7 @@ from runner.cli import main
 from tests.runner.test_cli_errors import one_error_line
 
 ENDPOINT = '[endpoints.local]\nkind = "openai-compatible"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+POOL = '[endpoints.local]\nkind = "openai-compatible"\nmodel = "m"\n'
 
 
 def tree(root: Path) -> dict[str, tuple[int, bytes | None]]:
@@ -65,10 +66,23 @@ def test_bad_numeric_flags(argv: list[str], expected: str, here: Path, capsys: p
     ('models = ["local"]\n' + ENDPOINT + 'tokens_per_minute = "lots"\n', "tokens_per_minute must be a positive"),
     ('models = ["local"]\n' + ENDPOINT + 'stream = "no"\n', "stream must be true or false"),
     ('models = ["local"]\n' + ENDPOINT + "max_tokens = 0\n", "max_tokens must be a whole number"),
+    ('models = ["local"]\n' + ENDPOINT + 'base_urls = ["http://127.0.0.1:9/v1"]\n',
+     "[endpoints.local]: give base_url or base_urls, not both"),
+    ('models = ["local"]\n' + POOL + "base_urls = []\n", "base_urls must be a non-empty list of strings"),
+    ('models = ["local"]\n' + POOL + 'base_urls = ["127.0.0.1:9/v1"]\n', "base_urls must start with http://"),
+    ('models = ["local"]\n' + POOL + 'base_urls = ["http://a/v1", "http://a/v1"]\n', "the same replica twice"),
+    ('models = ["local"]\n' + POOL + 'base_urls = ["http://a/v1", "http://b/v1"]\napi_key_env = "K"\n'
+     'api_key_envs = ["K1", "K2"]\n', "give api_key_env or api_key_envs, not both"),
+    ('models = ["local"]\n' + POOL + 'base_urls = ["http://a/v1", "http://b/v1"]\napi_key_envs = ["A", "B", "C"]\n',
+     "base_urls has 2 entries and api_key_envs 3"),
+    ('models = ["local"]\n' + POOL + 'base_urls = ["http://a/v1", "http://b/v1"]\napi_key_envs = ["POOL_KEY_SET",'
+     ' "POOL_KEY_UNSET"]\n', "needs its API key in the environment variable POOL_KEY_UNSET"),
 ])
 def test_bad_sweep_file_fields(text: str, expected: str, here: Path, capsys: pytest.CaptureFixture[str],
                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-x")
+    monkeypatch.setenv("POOL_KEY_SET", "sk-y")
+    monkeypatch.delenv("POOL_KEY_UNSET", raising=False)
     sweep = here / "sweep.toml"
     sweep.write_text(text)
     before = tree(here)
