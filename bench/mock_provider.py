@@ -196,6 +196,7 @@ class MockProvider:
         self.killed_at: float | None = None
         """`time.time()` when it died."""
         self._serving = anyio.CancelScope()
+        self._dead: anyio.Event | None = None
         self._script: deque[Response] = deque()
         self._ids = itertools.count(1)
 
@@ -209,6 +210,13 @@ class MockProvider:
         if self.killed_at is None:
             self.killed_at = time.time()
             self._serving.cancel()
+            if self._dead is not None:
+                self._dead.set()
+
+    async def wait_dead(self) -> None:
+        if self.killed_at is None:
+            self._dead = self._dead or anyio.Event()
+            await self._dead.wait()
 
     async def serve(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
         with self._serving:

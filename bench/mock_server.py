@@ -2,6 +2,7 @@
 replies) does not share the benchmarked event loop, as a real provider's would not.
 
     python -m bench.mock_server --latency 0.1 --turns 3     # prints its base URL, serves until stdin closes
+    python -m bench.mock_server --die-after 40              # the process exits once it has answered 40 calls
 
 `mock_process()` starts it, reads the URL and stops it on exit (by its own pid).
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 import anyio
 from anyio.streams.text import TextReceiveStream
 
-from bench.mock_provider import Recorded, Reply, Responder, Response, serve_mock, tool_loop
+from bench.mock_provider import MockProvider, Recorded, Reply, Responder, Response, serve_mock, tool_loop
 
 __all__ = ["delayed", "main", "mock_process"]
 
@@ -36,19 +37,35 @@ def delayed(inner: Responder, latency_s: float) -> Responder:
     return respond
 
 
-async def _serve(latency_s: float, turns: int) -> None:
+async def _serve(latency_s: float, turns: int, die_after: int | None = None) -> None:
     async with serve_mock(delayed(tool_loop(calls_before_finish=turns - 1), latency_s)) as mock:
+        mock.die_after = die_after
         print(mock.base_url, flush=True)
-        stdin = anyio.wrap_file(sys.stdin)
-        while await stdin.readline():
-            pass  # serve until the parent closes our stdin (or goes away)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_until_stdin_closes, group.cancel_scope)
+            group.start_soon(_until_dead, mock, group.cancel_scope)
+
+
+async def _until_stdin_closes(scope: anyio.CancelScope) -> None:
+    stdin = anyio.wrap_file(sys.stdin)
+    while await stdin.readline():
+        pass  # serve until the parent closes our stdin (or goes away)
+    scope.cancel()
+
+
+async def _until_dead(mock: MockProvider, scope: anyio.CancelScope) -> None:
+    """A server told to die (`--die-after`) takes its process with it, as a crashed replica would."""
+    await mock.wait_dead()
+    scope.cancel()
 
 
 @asynccontextmanager
-async def mock_process(latency_s: float, turns: int) -> AsyncIterator[str]:
-    """Start the mock in a child process; yield its base URL."""
+async def mock_process(latency_s: float, turns: int, die_after: int | None = None) -> AsyncIterator[str]:
+    """Start the mock in a child process; yield its base URL. With `die_after`, the process exits once it
+    has answered that many calls."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "bench.mock_server", "--latency", str(latency_s), "--turns", str(turns)]
+    command += ["--die-after", str(die_after)] if die_after is not None else []
     async with await anyio.open_process(command, env=env, stderr=None) as process:
         try:
             assert process.stdout is not None
@@ -75,9 +92,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.mock_server")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--turns", type=int, default=3, help="turns an episode (tool calls before finish + 1)")
+    parser.add_argument("--die-after", type=int, default=None, help="exit once this many calls are answered")
     args = parser.parse_args(argv)
     try:
-        anyio.run(_serve, args.latency, args.turns, backend_options={"use_uvloop": True})
+        anyio.run(_serve, args.latency, args.turns, args.die_after, backend_options={"use_uvloop": True})
     except KeyboardInterrupt:
         pass
 

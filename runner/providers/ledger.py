@@ -9,6 +9,12 @@ Only failed attempts count, and only bodies that failed are remembered (a succes
 its answer is in the response cache), so the ledger stays small over an overnight sweep, and two units
 that happen to send the same body at once (blind and an empty rag context, say) do not use each
 other's attempts up.
+
+An endpoint pool (`runner.providers.pool`) re-sends an attempt whose replica refused or dropped the
+connection to another replica inside the same attempt: that failover is not counted here (each replica
+at most once per attempt), so a body makes at most `max_attempts` counted attempts and at most that many
+times the number of replicas sends. The ledger's key is the pool's (its first replica's URL), not the
+replica's, so the bound is pool-wide.
 """
 
 from __future__ import annotations

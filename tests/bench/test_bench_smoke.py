@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from bench.run_benchmarks import BENCHMARKS, main
 
@@ -24,3 +25,15 @@ def test_smoke_run_writes_every_benchmark_with_its_machine(built_suite: Path, tm
     assert offline["icl_full"]["serving"] > 0 and offline["icl_full"]["checkpoints"] > 0
     makespan = result["benchmarks"]["makespan"]["rows"]
     assert all(row["calls"] == 3 * row["episodes"] for row in makespan)  # tool_loop: 3 turns an episode
+
+
+def test_endpoint_pool_bench_runs_its_three_cases_with_equal_rewards(built_suite: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.endpoint_pool import main as pool_main
+
+    pool_main(["--pilot", "1", "--latency", "0.01", "--suite", str(built_suite)])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 ") or
+            line.startswith("| 3")]
+    assert len(rows) == 3
+    assert all("| completed |" in row and row.endswith("| yes |") for row in rows)
+    assert "r3" in rows[1] and "r2 exited" in rows[2]

@@ -15,7 +15,7 @@ from runner.report import build_report, render_text
 from runner.sweep import start_sweep
 
 DIES_AFTER = 12
-"""Calls the dying replica answers before it dies (a count, never a time)."""
+"""The dying replica dies at its 12th answer (a count, never a time)."""
 KEY = "sk-pool-test-key-0123456789"
 
 
@@ -69,7 +69,9 @@ async def test_a_replica_dying_mid_run_changes_no_reward_and_its_load_moves_to_t
     run_id, mocks = await run_pool(built_suite, tmp_path / "killed.sqlite", DIES_AFTER)
     dead = mocks[1]
 
-    assert dead.killed_at is not None and dead.answered == DIES_AFTER
+    # It dies at its DIES_AFTER-th answer (a reply already on its last write in that instant may still
+    # complete: the server's own count says what it answered).
+    assert dead.killed_at is not None and dead.answered >= DIES_AFTER
     assert rewards(tmp_path / "killed.sqlite") == rewards(tmp_path / "healthy.sqlite")
     async with read_only(tmp_path / "healthy.sqlite") as reader:
         before = {r.replica: r for r in await reader.replica_calls(healthy_run)}
@@ -83,7 +85,7 @@ async def test_a_replica_dying_mid_run_changes_no_reward_and_its_load_moves_to_t
     dead_url = dead.base_url + "/v1"
     survivors = [after[m.base_url + "/v1"] for m in mocks if m is not dead]
     # The journal credits the dead replica with at most what it answered before it died, nothing after.
-    assert 0 < after[dead_url].answered <= DIES_AFTER
+    assert 0 < after[dead_url].answered <= dead.answered
     assert after[dead_url].last_answered_at is not None
     # The survivors took its load: both answered after its death, and more than it did.
     assert all(s.last_answered_at is not None and s.last_answered_at > dead.killed_at for s in survivors)
