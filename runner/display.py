@@ -267,6 +267,7 @@ class RichDisplay:
         done, total = progress.done, progress.total
         stop = [Text(f"stopping: {progress.stop_reason}", style="bold red")] if progress.stop_reason else []
         paused = [Text(line, style="bold yellow") for line in progress.paused_endpoints()]
+        pools = [Text(line) for line in progress.pool_lines()]
         return [
             *stop,
             Text(f"run {progress.run_id} {progress.status}  {done}/{total} units  "
@@ -277,5 +278,6 @@ class RichDisplay:
             Text(f"calls {progress.calls_in_flight}/{progress.call_limit} in flight  "
                  f"oldest {progress.oldest_call_age():.0f}s  retries {progress.retries}  "
                  f"429s {progress.rate_limited}  requeued {progress.episodes_requeued}"),
+            *pools,
             *paused,
         ]

@@ -18,7 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["Pausable", "RunProgress", "StreamProgress"]
+__all__ = ["Pausable", "PoolCounts", "RunProgress", "StreamProgress"]
+
+
+class PoolCounts(Protocol):
+    """An endpoint pool's router, as the dashboard sees it."""
+
+    label: str
+
+    def counts(self) -> list[tuple[str, int, int, int]]:
+        """(replica, calls outstanding, served, failed) per replica."""
+        ...
 
 
 class Pausable(Protocol):
@@ -122,6 +132,16 @@ class RunProgress:
     resumed_units: int = 0
     """Units already done when this process started (excluded from the rate behind the ETA)."""
     endpoints: list[Pausable] = field(default_factory=list)
+    pools: list[PoolCounts] = field(default_factory=list)
+
+    def pool_lines(self) -> list[str]:
+        """'pool <name>: <replica> <n> out <m> served[ <k> failed], ...' for each endpoint pool."""
+        lines = []
+        for pool in self.pools:
+            replicas = [f"{label} {out} out {served} served" + (f" {failed} failed" if failed else "")
+                        for label, out, served, failed in pool.counts()]
+            lines.append(f"pool {pool.label}: " + ", ".join(replicas))
+        return lines
 
     def paused_endpoints(self) -> list[str]:
         """'<endpoint> paused, probe in Ns' for each endpoint whose breaker is open."""

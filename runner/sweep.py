@@ -247,6 +247,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
 
     tally.listeners.append(count_retry)
     progress.endpoints = list({id(b): b for e in models.values() for b in e.breakers()}.values())
+    progress.pools = list({id(e.router): e.router for e in models.values() if e.router is not None}.values())
     budget = await _budget(journal, run_id, config.budget, progress)
     cached = await journal.read.cached_units(run_id)
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,

@@ -22,6 +22,9 @@ from runner.display import (
 )
 from runner.engine import StopControl
 from runner.progress import RunProgress, StreamProgress
+from runner.providers import RateLimiter
+from runner.providers.breaker import CircuitBreaker
+from runner.providers.pool import Replica, Router
 from simulators.errors import ShiftbenchInputError
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -129,6 +132,22 @@ def test_rich_dashboard_shows_streams_and_run_figures() -> None:
                  "tokens 1.2M in 34.5k out", "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32 in flight",
                  "oldest 30s", "retries 3", "429s 2"):
         assert part in text
+
+
+def test_rich_dashboard_shows_each_replica_of_an_endpoint_pool() -> None:
+    clock = Clock()
+    pool = Router([Replica(f"http://r{i}/v1", f"http://r{i}/v1", RateLimiter(), CircuitBreaker(label=f"http://r{i}/v1"))
+                   for i in range(2)], label="qwen-pool")
+    pool.replicas[0].outstanding, pool.replicas[0].served = 3, 120
+    pool.replicas[1].served, pool.replicas[1].failed = 40, 2
+    progress = make_progress(clock)
+    progress.pools = [pool]
+    console, buffer = _console()
+    display = RichDisplay(progress, console=console)
+    display.start()
+    display.stop()
+    assert ("pool qwen-pool: http://r0/v1 3 out 120 served, http://r1/v1 0 out 40 served 2 failed"
+            in _plain(buffer))
 
 
 def test_rich_refresh_is_throttled_to_four_per_second() -> None:
