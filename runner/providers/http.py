@@ -4,13 +4,21 @@ httpx's defaults (5 s for everything, 100 connections) are wrong for LLM calls: 
 for a minute before its first byte, and the pool should match the concurrency we allow the
 endpoint, not exceed it. The read timeout is the stall timeout: it fires when no byte arrived for
 that long, which is how a stream that stops midway ends its attempt.
+
+The connection pool is our `LeanPool` (runner/providers/connections.py): httpcore's own re-scans every
+connection on each request and response, which cost more CPU than the rest of a model call. With a
+proxy set in the environment (HTTPS_PROXY and friends) httpx's stock transport is kept, since it is
+what honours those settings.
 """
 
 from __future__ import annotations
 
+import urllib.request
 from dataclasses import dataclass
 
 import httpx
+
+from runner.providers.connections import LeanTransport
 
 __all__ = ["HttpSettings", "make_http_client"]
 
@@ -45,4 +53,11 @@ def make_http_client(settings: HttpSettings = HttpSettings()) -> httpx.AsyncClie
         keepalive_expiry=settings.keepalive_expiry_s,
     )
     # Redirects are not followed: a redirected POST would resend the key to wherever it points.
-    return httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False)
+    if _proxied():
+        return httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False)
+    return httpx.AsyncClient(timeout=timeout, transport=LeanTransport(limits), follow_redirects=False)
+
+
+def _proxied() -> bool:
+    """A proxy configured in the environment (httpx reads the same variables through urllib)."""
+    return any(scheme in ("http", "https", "all") for scheme in urllib.request.getproxies())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import runner.providers
 from runner.providers import HttpSettings, make_http_client
+from runner.providers.connections import LeanPool
 
 
 async def test_timeouts_and_limits_are_explicit() -> None:
@@ -12,7 +13,7 @@ async def test_timeouts_and_limits_are_explicit() -> None:
     async with make_http_client(settings) as http:
         assert (http.timeout.connect, http.timeout.read, http.timeout.write, http.timeout.pool) == (3, 45, 7, 9)
         pool = http._transport._pool  # type: ignore[attr-defined]
-        assert pool._max_connections == 12 and pool._max_keepalive_connections == 12
+        assert isinstance(pool, LeanPool) and pool.max_connections == 12
         assert http.follow_redirects is False
 
 
