@@ -81,6 +81,9 @@ class MockUsage:
     output_tokens: int = 20
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    """Anthropic dialect: the part of `cache_write_tokens` written to the 1-hour cache (sent in
+    `usage.cache_creation` beside the 5-minute part)."""
     cost_usd: float | None = None
     """Sent as OpenRouter's `usage.cost` (OpenAI dialect only)."""
 
@@ -236,7 +239,8 @@ class MockProvider:
         if isinstance(billed, str):
             return Failure(400, billed)
         usage = dataclasses.replace(response.usage, input_tokens=billed.input_tokens,
-                                    cached_tokens=billed.cached_tokens, cache_write_tokens=billed.cache_write_tokens)
+                                    cached_tokens=billed.cached_tokens, cache_write_tokens=billed.cache_write_tokens,
+                                    cache_write_1h_tokens=billed.cache_write_1h_tokens)
         return dataclasses.replace(response, usage=usage)
 
     async def handle(self, stream: anyio.abc.ByteStream) -> None:
@@ -476,11 +480,18 @@ def _openai_usage(usage: MockUsage) -> JSON:
     return out
 
 
+def _anthropic_prompt_usage(usage: MockUsage) -> dict[str, JSON]:
+    """Anthropic's prompt counts: uncached, written (in total and split by TTL) and read apart."""
+    return {"input_tokens": usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+            "cache_read_input_tokens": usage.cached_tokens,
+            "cache_creation": {"ephemeral_5m_input_tokens": usage.cache_write_tokens - usage.cache_write_1h_tokens,
+                               "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens}}
+
+
 def _anthropic_events(request: Recorded, reply: Reply, ids: Ids) -> list[JSON]:
     usage = reply.usage
-    uncached = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens
-    start_usage = {"input_tokens": uncached, "cache_creation_input_tokens": usage.cache_write_tokens,
-                   "cache_read_input_tokens": usage.cached_tokens, "output_tokens": 1}
+    start_usage = {**_anthropic_prompt_usage(usage), "output_tokens": 1}
     message = {"id": f"msg_{next(ids)}", "type": "message", "role": "assistant", "content": [],
                "model": request.body.get("model", "mock"), "stop_reason": None, "stop_sequence": None,
                "usage": start_usage}
@@ -500,9 +511,7 @@ def _anthropic_message(request: Recorded, reply: Reply, ids: Ids) -> JSON:
             "model": request.body.get("model", "mock"),
             "content": [{k: v for k, v in b.items() if k != "_text"} for b in _anthropic_blocks(reply, ids)],
             "stop_reason": "tool_use" if reply.tool_calls else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens,
-                      "cache_creation_input_tokens": usage.cache_write_tokens,
-                      "cache_read_input_tokens": usage.cached_tokens, "output_tokens": usage.output_tokens}}
+            "usage": {**_anthropic_prompt_usage(usage), "output_tokens": usage.output_tokens}}
 
 
 def _anthropic_blocks(reply: Reply, ids: Ids) -> list[dict[str, JSON]]:

@@ -49,9 +49,8 @@ class EpisodeResult:
 
 
 def system_prompt_for(environment: ScenarioEnvironment, method_context: str) -> str:
-    if not method_context:
-        return environment.system_prompt
-    return f"{environment.system_prompt.rstrip()}\n\n{method_context.strip()}\n"
+    """The system text an agent reads: the scenario's prompt and documents, then the method's context."""
+    return ModelRequest(environment.system_prompt, (), context=method_context).full_system
 
 
 async def run_episode(
@@ -69,7 +68,6 @@ async def run_episode(
     world: DomainWorld = domain.new_world(environment, task)
     watched = WatchedWorld(world, view.write_tools) if view is not None else None
     session = ToolSession(environment, watched or world)
-    system = system_prompt_for(environment, method_context)
     messages: list[Message] = [Message(role="user", content=task.instruction)]
     steps: list[Step] = []
     usage, cost = Usage(), 0.0
@@ -79,9 +77,13 @@ async def run_episode(
     while turns < limits.max_turns:
         turns += 1
         remaining = limits.max_output_tokens - usage.output_tokens
+        # Stable parts first (tools, the scenario's prompt and documents, the method's context), then
+        # the task and the conversation: every turn extends the last one's prefix, and every episode
+        # of a stream shares the prefix up to the context until the method learns again.
         request = ModelRequest(
-            system=system, messages=tuple(messages), tools=environment.tools,
-            max_output_tokens=min(limits.max_output_tokens_per_call, remaining), domain=task.domain,
+            system=environment.system_prompt, context=method_context, messages=tuple(messages),
+            tools=environment.tools, max_output_tokens=min(limits.max_output_tokens_per_call, remaining),
+            domain=task.domain,
         )
         try:
             response = await model.respond(request)

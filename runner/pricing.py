@@ -6,7 +6,9 @@ A sweep file overrides it model by model with `[prices."<model>"]` tables of the
 
 Usage convention (what a provider client must report): `input_tokens` counts every prompt token;
 `cached_input_tokens` (read from the provider's prompt cache) and `cache_write_tokens` (written to it)
-are parts of that count, each billed at its own rate, and the rest is billed at the input rate.
+are parts of that count, each billed at its own rate, and the rest is billed at the input rate. Of the
+writes, `cache_write_1h_tokens` went to Anthropic's 1-hour cache (`cache_write_1h`, 2 x input); the
+others are 5-minute writes (`cache_write`, 1.25 x input).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from simulators.model_api import ModelRequest, Usage
 __all__ = [
     "FRAMING_TOKENS_PER_ITEM",
     "FRAMING_TOKENS_PER_REQUEST",
+    "OPTIONAL_PRICE_FIELDS",
     "PRICE_FIELDS",
     "Price",
     "PriceTable",
@@ -45,6 +48,8 @@ __all__ = [
 ]
 
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
+OPTIONAL_PRICE_FIELDS = ("cache_write_1h",)
+"""`cache_write_1h` defaults to `cache_write`: only Anthropic bills 1-hour cache writes apart."""
 _PER_MILLION = 1_000_000
 
 
@@ -56,11 +61,17 @@ class Price:
     cached_input: float
     cache_write: float
     output: float
+    cache_write_1h: float | None = None
+    """Anthropic's 1-hour cache write; None: the same as `cache_write` (every other provider)."""
+
+    @property
+    def one_hour_write(self) -> float:
+        return self.cache_write if self.cache_write_1h is None else self.cache_write_1h
 
     @property
     def prompt_ceiling(self) -> float:
         """The highest rate any one prompt token can be billed at (a cache write may cost more than input)."""
-        return max(self.input, self.cached_input, self.cache_write)
+        return max(self.input, self.cached_input, self.cache_write, self.one_hour_write)
 
 
 PriceTable = Mapping[str, Price]
@@ -77,8 +88,10 @@ def cost_usd(usage: Usage, price: Price | None) -> float:
         return 0.0
     # Floored at 0 so a client that reports cache tokens outside input_tokens is under-, never negatively, billed.
     fresh = max(0, usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens)
+    one_hour = min(usage.cache_write_1h_tokens, usage.cache_write_tokens)
     micro = (fresh * price.input + usage.cached_input_tokens * price.cached_input
-             + usage.cache_write_tokens * price.cache_write + usage.output_tokens * price.output)
+             + (usage.cache_write_tokens - one_hour) * price.cache_write + one_hour * price.one_hour_write
+             + usage.output_tokens * price.output)
     return micro / _PER_MILLION
 
 
@@ -99,7 +112,7 @@ def prompt_token_bound(request: ModelRequest) -> int:
     A token never covers less than one byte of text, so the UTF-8 length of the serialized request
     (system, messages with their reasoning, tool calls and provider state, tools) bounds the tokens of
     its text; JSON quoting only adds bytes. The framing allowances cover what the provider adds."""
-    payload = orjson.dumps({"system": request.system, "messages": request.messages, "tools": request.tools},
+    payload = orjson.dumps({"system": request.full_system, "messages": request.messages, "tools": request.tools},
                            default=_plain)
     items = 1 + len(request.messages) + len(request.tools) + sum(len(m.tool_calls) for m in request.messages)
     return len(payload) + FRAMING_TOKENS_PER_REQUEST + FRAMING_TOKENS_PER_ITEM * items
@@ -180,15 +193,19 @@ def _parse_price(source: str, model: str, value: object) -> Price:
         raise ShiftbenchInputError(f"{where}: the model name is empty")
     if not isinstance(value, Mapping):
         raise ShiftbenchInputError(f"{where}: must be a table with {', '.join(PRICE_FIELDS)}")
+    known = PRICE_FIELDS + OPTIONAL_PRICE_FIELDS
     for key in value:
-        if key not in PRICE_FIELDS:
-            close = difflib.get_close_matches(str(key), PRICE_FIELDS, n=1)
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ShiftbenchInputError(f"{where}: unknown key '{key}'{hint}; expected {', '.join(PRICE_FIELDS)}")
+            raise ShiftbenchInputError(f"{where}: unknown key '{key}'{hint}; expected {', '.join(PRICE_FIELDS)} "
+                                       f"(and optionally {', '.join(OPTIONAL_PRICE_FIELDS)})")
     missing = [name for name in PRICE_FIELDS if name not in value]
     if missing:
         raise ShiftbenchInputError(f"{where}: missing {', '.join(missing)} (USD per million tokens)")
-    return Price(*(_rate(where, name, value[name]) for name in PRICE_FIELDS))
+    one_hour = _rate(where, "cache_write_1h", value["cache_write_1h"]) if "cache_write_1h" in value else None
+    rates = [_rate(where, name, value[name]) for name in PRICE_FIELDS]
+    return Price(rates[0], rates[1], rates[2], rates[3], cache_write_1h=one_hour)
 
 
 def _rate(where: str, name: str, value: object) -> float:

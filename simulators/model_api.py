@@ -26,6 +26,22 @@ class ModelRequest:
     purpose: Purpose = "agent"
     domain: str = ""
     """The scenario's domain. Real providers ignore it; the offline scripted model plans with it."""
+    context: str = ""
+    """The method's context (what it has learned), sent right after `system` and before the task. It
+    changes only when the method learns, so the prompt up to it (tools, system prompt, documents,
+    context) is a prefix every episode of a stream shares between two learning steps: providers'
+    prompt caches read it instead of billing it again."""
+    cache_scope: str = ""
+    """The stream (and purpose) the request belongs to, for the provider's prompt cache (OpenAI's
+    `prompt_cache_key`, the TTL of Anthropic's cache marks). Set by the runner's client stack below the
+    journal, so it never changes which answers a request replays."""
+
+    @property
+    def full_system(self) -> str:
+        """`system` and `context` as one system text, for providers that take a single one."""
+        if not self.context:
+            return self.system
+        return f"{self.system.rstrip()}\n\n{self.context.strip()}\n"
 
 
 @dataclass(frozen=True)
@@ -38,6 +54,9 @@ class Usage:
     """The cost the provider reported for this call, when it reports one."""
     estimated: bool = False
     """The provider sent no usage: the counts are an estimate from the bytes sent and received."""
+    cache_write_1h_tokens: int = 0
+    """The part of `cache_write_tokens` written to Anthropic's 1-hour cache (billed apart); the rest
+    are 5-minute writes."""
 
     def __add__(self, other: Usage) -> Usage:
         reported = None
@@ -50,6 +69,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             reported,
             self.estimated or other.estimated,
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
 
@@ -62,6 +82,8 @@ class ModelResponse:
     attempts: int = 1
     replica: str = ""
     """Which replica of a pooled endpoint answered (its base URL); empty for one endpoint."""
+    cache_ttl: str = ""
+    """The prompt-cache TTL the request asked the provider for ('5m', '1h'; '' when none was asked)."""
 
 
 class ModelClient(Protocol):

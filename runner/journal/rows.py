@@ -164,6 +164,10 @@ class ModelCallRow(NamedTuple):
     replica: str = ""
     """The replica of an endpoint pool that answered (or was tried last, for a failed call); empty for one
     endpoint and for cached answers."""
+    cache_write_1h_tokens: int = 0
+    """The part of `cache_write_tokens` written to Anthropic's 1-hour cache."""
+    cache_ttl: str = ""
+    """The prompt-cache TTL the request asked for ('5m', '1h'; '' when it marked nothing)."""
 
 
 @dataclass(frozen=True)

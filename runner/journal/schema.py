@@ -17,11 +17,13 @@ from simulators.errors import ShiftbenchInputError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer"]
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
 `usage_estimated` (the provider sent no usage; the tokens are estimated from bytes).
 5: state audits per episode (`episode_audits`), audit replays (`audits`, `audit_cases`).
-6: model calls carry `replica` (which base URL of an endpoint pool answered; empty for one endpoint)."""
+6: model calls carry `replica` (which base URL of an endpoint pool answered; empty for one endpoint).
+7: model calls carry `cache_write_1h_tokens` (Anthropic's 1-hour cache writes, billed apart from
+5-minute ones) and `cache_ttl` (the TTL the request asked for: '5m', '1h', '' for none)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,7 +60,8 @@ CREATE TABLE IF NOT EXISTS model_calls (
     input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,
     cache_write_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
     cost_usd REAL NOT NULL, latency_s REAL NOT NULL, created_at REAL NOT NULL, error TEXT NOT NULL DEFAULT '',
-    usage_estimated INTEGER NOT NULL DEFAULT 0, replica TEXT NOT NULL DEFAULT ''
+    usage_estimated INTEGER NOT NULL DEFAULT 0, replica TEXT NOT NULL DEFAULT '',
+    cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0, cache_ttl TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS calls_by_run ON model_calls (run_id, purpose);
 CREATE TABLE IF NOT EXISTS checkpoints (

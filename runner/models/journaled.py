@@ -107,6 +107,7 @@ class JournaledModel:
             self._run_id, self._unit_id, self._stream_id, self._purpose, self.name, key, status, attempts,
             from_cache, usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
             usage.output_tokens, cost, latency, time.time(), error, usage.estimated, response.replica,
+            usage.cache_write_1h_tokens, "" if from_cache else response.cache_ttl,
         ))
 
     async def _recorded_answer(self, request: ModelRequest, own_key: str) -> tuple[str, bytes | None]:

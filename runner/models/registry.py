@@ -44,6 +44,7 @@ from runner.providers.breaker import BreakerPolicy, CircuitBreaker
 from runner.providers.endpoint import EXTRA_SCOPES
 from runner.providers.ledger import RequestLedger
 from runner.providers.pool import Replica, Router
+from runner.providers.prompt_cache import StreamCadence
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
@@ -76,7 +77,16 @@ SWEEP_POLICY = RetryPolicy()
 """The retry timing of a sweep's calls (the attempt bound comes from the sweep's `max_request_attempts`)."""
 
 ENDPOINT_KEYS = {"kind", "model", "base_url", "base_urls", "api_key_env", "api_key_envs", "requests_per_minute",
-                 "tokens_per_minute", "max_concurrency", "extra_body", "thinking_budget", "stream", "max_tokens"}
+                 "tokens_per_minute", "max_concurrency", "extra_body", "thinking_budget", "stream", "max_tokens",
+                 "prompt_cache_key", "cache_ttl"}
+CACHE_TTLS = ("auto", "5m", "1h")
+"""An Anthropic endpoint's `cache_ttl`: "auto" (per stream, from how often its requests come) or fixed."""
+
+
+def sends_prompt_cache_key(kind: str, extra: Mapping[str, Any]) -> bool:
+    """OpenAI takes `prompt_cache_key`; other servers only when the sweep file says so (a strict server
+    refuses a field it does not know)."""
+    return bool(extra.get("prompt_cache_key", kind == "openai"))
 
 
 @dataclass(frozen=True)
@@ -219,7 +229,8 @@ def _named_endpoint(name: str, table: Any) -> Endpoint:
                         tokens_per_minute=_rate(where, table, "tokens_per_minute"),
                         max_concurrency=_count(where, table, "max_concurrency", 32, 100_000))
     max_tokens = _count(where, table, "max_tokens", 1, 10_000_000) if "max_tokens" in table else None
-    extra = {k: table[k] for k in ("extra_body", "thinking_budget", "stream") if k in table}
+    extra = {k: table[k] for k in ("extra_body", "thinking_budget", "stream", "prompt_cache_key", "cache_ttl")
+             if k in table}
     _check_extra_body(where, extra.get("extra_body"))
     return Endpoint(kind, str(table["model"]), base_url, key_env, limits, extra, max_tokens,
                     tuple(replicas) if len(replicas) > 1 else ())
@@ -275,6 +286,7 @@ def _count(where: str, table: Mapping[str, Any], key: str, default: int, high: i
 _FIELD_KINDS: dict[str, tuple[type, str]] = {
     "model": (str, "a string"), "base_url": (str, "a string"), "api_key_env": (str, "a string"),
     "kind": (str, "a string"), "stream": (bool, "true or false"), "extra_body": (dict, "a table"),
+    "prompt_cache_key": (bool, "true or false"),
 }
 
 
@@ -282,6 +294,9 @@ def _check_types(where: str, table: Mapping[str, Any]) -> None:
     for key, (kind, what) in _FIELD_KINDS.items():
         if key in table and not isinstance(table[key], kind):
             raise ShiftbenchInputError(f"{where}: {key} must be {what}, got {table[key]!r}")
+    ttl = table.get("cache_ttl", "auto")
+    if ttl not in CACHE_TTLS:
+        raise ShiftbenchInputError(f"{where}: cache_ttl must be one of {', '.join(map(repr, CACHE_TTLS))}, got {ttl!r}")
     budget = table.get("thinking_budget")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024):
         raise ShiftbenchInputError(f"{where}: thinking_budget must be a whole number of tokens >= 1024, got {budget!r}")
@@ -335,13 +350,16 @@ def _new_pool(name: str, endpoint: Endpoint, replicas: tuple[tuple[str, str], ..
 def _client(name: str, endpoint: Endpoint, key: Secret, pool: Pool, retrier: Retrier) -> ModelClient:
     extra_body = endpoint.extra.get("extra_body")
     if endpoint.kind == "anthropic":
+        ttl = endpoint.extra.get("cache_ttl", "auto")
         return AnthropicClient(endpoint.model, api_key=key, http=pool.http, base_url=endpoint.base_url, name=name,
                                retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
                                extra_body=extra_body,
-                               thinking_budget=endpoint.extra.get("thinking_budget"))
+                               thinking_budget=endpoint.extra.get("thinking_budget"),
+                               cadence=StreamCadence(fixed=None if ttl == "auto" else ttl))
     return OpenAICompatClient(endpoint.model, base_url=endpoint.base_url, api_key=key, http=pool.http, name=name,
                               retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
-                              extra_body=extra_body, stream=bool(endpoint.extra.get("stream", True)))
+                              extra_body=extra_body, stream=bool(endpoint.extra.get("stream", True)),
+                              cache_key=sends_prompt_cache_key(endpoint.kind, endpoint.extra))
 
 
 async def close_models(entries: Mapping[str, ModelEntry]) -> None:

@@ -37,5 +37,5 @@ class ScriptedModel:
             domain = self._domains[request.domain] if self._domains else get_domain(request.domain)
             agent = self._agents[request.domain] = ScriptedAgent(domain, self._variant)
         tool_names = [str(tool["function"]["name"]) for tool in request.tools]
-        turn = agent.respond(request.system, request.messages, tool_names)
+        turn = agent.respond(request.full_system, request.messages, tool_names)
         return ModelResponse(turn=turn, usage=Usage(), cost_usd=0.0)

@@ -22,6 +22,7 @@ from runner.models.gate import Gate, GatedModel
 from runner.models.journaled import JournaledModel
 from runner.models.priced import PricedModel
 from runner.models.registry import ModelEntry
+from runner.models.scoped import CacheScopedModel, cache_scope
 from runner.models.watched import WatchedModel
 from runner.pricing import Price
 from runner.progress import RunProgress
@@ -60,7 +61,9 @@ class ClientStack:
         if entry.offline:
             return GatedModel(entry.client, self._gates[model], priority)
         # Retries reserve their own worst case as they go (BEFORE_RETRY), so one attempt is held up front.
-        priced = PricedModel(entry.client, self.prices.get(model), self.budget, self.progress, purpose)
+        # Innermost: the provider's prompt cache learns the stream, which no outer layer hashes or prices.
+        scoped = CacheScopedModel(entry.client, cache_scope(stream_id, purpose))
+        priced = PricedModel(scoped, self.prices.get(model), self.budget, self.progress, purpose)
         # Capped outside the price: the reservation is for the request as it will be sent.
         gated = GatedModel(CappedModel(priced, entry.max_tokens), self._gates[model], priority)
         return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,

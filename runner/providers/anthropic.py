@@ -1,23 +1,33 @@
 """Anthropic Messages, streamed.
 
-Request: the system prompt as one text block and the tools (converted to `input_schema`) marked
-`cache_control: ephemeral` at their ends. Tools come first in Anthropic's cache prefix, so the mark on
-the last tool caches them even when a method changes the system prompt, and the mark on the system
-block caches tools + system while it stays the same. A third, rolling mark sits on the last block of
-the latest turn: each turn writes the conversation so far to the cache and the next turn reads it back
-(the provider looks 20 blocks back from a mark for the longest cached prefix, and a turn adds two),
-so from the second turn on the conversation is billed at the cache-read rate. Three marks stay within
-the provider's limit of four. Assistant turns are content blocks: the
-turn's thinking blocks exactly as received (their signatures are verified on the way back), then
-text, then `tool_use`. Consecutive tool results (and a user message after them) merge into one user
-message of `tool_result` blocks. Auth is `x-api-key`, with an `anthropic-version` header.
+Request, stable parts first: the tools (converted to `input_schema`), the system prompt (the
+scenario's prompt and documents) as one text block, the method's context as a second block, then the
+task and the conversation. Cache breakpoints (`cache_control`), four at most, the provider's limit:
+- the last tool: tools come first in Anthropic's cache prefix, so they stay cached whatever follows;
+- the system block: tools + system prompt, the same for every episode of a scenario;
+- the method's context block, whenever there is one: the prefix up to it is shared by a stream's
+  episodes until the method learns again (a context that differs per task, as rag's, costs nothing
+  more for its mark: the provider bills a prompt's tokens once, as read, written or fresh);
+- the last block of the latest turn (rolling): each turn writes the conversation so far and the next
+  reads it back (the provider looks 20 blocks back from a mark for the longest cached prefix, and a
+  turn adds two), so from the second turn on the conversation is billed at the cache-read rate.
+Every mark of a request carries its stream's TTL (runner.providers.prompt_cache.StreamCadence): the
+default 5 minutes, or `"ttl": "1h"` once the stream's requests come more than 4 minutes apart; one TTL
+per request keeps the provider's rule that longer TTLs come first. The response records it.
+
+Assistant turns are content blocks: the turn's thinking blocks exactly as received (their
+signatures are verified on the way back), then text, then `tool_use`. Consecutive tool results (and a
+user message after them) merge into one user message of `tool_result` blocks. Auth is `x-api-key`,
+with an `anthropic-version` header.
 
 Usage: `input_tokens` counts every prompt token, i.e. Anthropic's uncached `input_tokens` plus
-`cache_read_input_tokens` (our cached input) plus `cache_creation_input_tokens` (our cache writes).
+`cache_read_input_tokens` (our cached input) plus `cache_creation_input_tokens` (our cache writes), of
+which `cache_creation.ephemeral_1h_input_tokens` are 1-hour writes (priced at `cache_write_1h`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -30,6 +40,7 @@ from runner.providers.endpoint import Endpoint, ExtraBody, estimate_tokens, merg
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
 from runner.providers.ledger import request_key
 from runner.providers.pool import PooledEndpoint, Router, pooled
+from runner.providers.prompt_cache import FIVE_MINUTES, CacheTtl, StreamCadence
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
@@ -38,12 +49,13 @@ from runner.providers.taxonomy import Failure
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicClient", "anthropic_messages", "anthropic_tools", "anthropic_usage",
-           "mark_latest_turn"]
+__all__ = ["ANTHROPIC_VERSION", "MAX_BREAKPOINTS", "AnthropicClient", "anthropic_messages", "anthropic_tools",
+           "anthropic_usage", "cache_mark", "mark_latest_turn"]
 
 ANTHROPIC_VERSION = "2023-06-01"
 STATE_KEY = "anthropic"
-_EPHEMERAL: dict[str, JSON] = {"type": "ephemeral"}
+MAX_BREAKPOINTS = 4
+"""The provider's limit of `cache_control` marks per request (a fifth is refused with a 400)."""
 _MIN_THINKING_BUDGET = 1024
 _THINKING_TYPES = ("thinking", "redacted_thinking")
 
@@ -66,17 +78,19 @@ class AnthropicClient:
         extra_body: Mapping[str, JSON] | None = None,
         extra_headers: Mapping[str, str] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        cadence: StreamCadence | None = None,
     ) -> None:
         """`thinking_budget`: enables extended thinking with that many tokens (at least 1024, and
         always below the call's max output tokens). `extra_headers`: e.g. `anthropic-beta`. `router`: an
         endpoint pool (`runner.providers.pool`), whose replicas' limiters and breakers replace `limiter` and
-        `breaker`."""
+        `breaker`. `cadence`: chooses each stream's cache TTL (a fixed one from the endpoint's `cache_ttl`)."""
         secret = api_key if isinstance(api_key, Secret) else Secret(api_key)
         self.model = model
         self._name = name or model
         self._retrier = retrier or Retrier()
         self._thinking_budget = thinking_budget
         self._extra_body = ExtraBody.parse(extra_body)
+        self._cadence = cadence or StreamCadence()
         headers = {"content-type": "application/json", "anthropic-version": version, **(extra_headers or {})}
 
         def endpoint(base: str, key: Secret, limits: RateLimiter, breaks: CircuitBreaker) -> Endpoint:
@@ -96,24 +110,29 @@ class AnthropicClient:
         return f"AnthropicClient({self.model!r}, url={self._endpoint.url!r})"
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
-        payload = orjson.dumps(self.body(request))
+        ttl = self._cadence.ttl(request.cache_scope)
+        body = self.body(request, ttl)
+        payload = orjson.dumps(body)
         reserve = estimate_tokens(payload, request.max_output_tokens)
         outcome = await self._retrier.call(
             lambda attempt: self._endpoint.send(payload, reserve, attempt, self._read_stream),
             key=request_key(self._endpoint.url, payload))
-        return model_response(outcome)
+        return dataclasses.replace(model_response(outcome), cache_ttl=ttl if _has_marks(body) else "")
 
-    def body(self, request: ModelRequest) -> dict[str, JSON]:
-        body: dict[str, JSON] = {
-            "model": self.model,
-            "max_tokens": request.max_output_tokens,
-            "messages": mark_latest_turn(anthropic_messages(request.messages)),
-            "stream": True,
-        }
-        if request.system:
-            body["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
+    def body(self, request: ModelRequest, ttl: CacheTtl = FIVE_MINUTES) -> dict[str, JSON]:
+        """The request body, stable parts first (the provider reads its cache in the order tools, system,
+        messages; the JSON keys follow it so the bytes share their prefix too)."""
+        mark = cache_mark(ttl)
+        body: dict[str, JSON] = {"model": self.model}
         if request.tools:
-            body["tools"] = anthropic_tools(request.tools)
+            body["tools"] = anthropic_tools(request.tools, mark)
+        system = _system_blocks(request, mark)
+        if system:
+            body["system"] = system
+        body["messages"] = mark_latest_turn(anthropic_messages(request.messages), mark)
+        body["max_tokens"] = request.max_output_tokens
+        body["stream"] = True
+        if request.tools:
             # One call per turn is the protocol; allowed alongside extended thinking (only `auto` is).
             body["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
         thinking = self._thinking(request.max_output_tokens)
@@ -151,7 +170,23 @@ class AnthropicClient:
         return parts.turn()
 
 
-def anthropic_tools(tools: Iterable[Mapping[str, JSON]]) -> list[dict[str, JSON]]:
+def cache_mark(ttl: CacheTtl = FIVE_MINUTES) -> dict[str, JSON]:
+    """A `cache_control` value: the 5-minute default names no TTL (the documented short form)."""
+    return {"type": "ephemeral"} if ttl == FIVE_MINUTES else {"type": "ephemeral", "ttl": ttl}
+
+
+def _system_blocks(request: ModelRequest, mark: Mapping[str, JSON]) -> list[dict[str, JSON]]:
+    """The system prompt, then the method's context, each its own marked block."""
+    texts = [request.system, request.context.strip()]
+    return [{"type": "text", "text": text, "cache_control": dict(mark)} for text in texts if text]
+
+
+def _has_marks(body: Mapping[str, JSON]) -> bool:
+    return b'"cache_control"' in orjson.dumps(body)
+
+
+def anthropic_tools(tools: Iterable[Mapping[str, JSON]], mark: Mapping[str, JSON] | None = None
+                    ) -> list[dict[str, JSON]]:
     """OpenAI function-format tools as Anthropic tools; the last one ends the cached tools prefix."""
     converted: list[dict[str, JSON]] = []
     for tool in tools:
@@ -164,7 +199,7 @@ def anthropic_tools(tools: Iterable[Mapping[str, JSON]]) -> list[dict[str, JSON]
             entry["description"] = function["description"]
         converted.append(entry)
     if converted:
-        converted[-1]["cache_control"] = _EPHEMERAL
+        converted[-1]["cache_control"] = dict(mark or cache_mark())
     return converted
 
 
@@ -180,13 +215,14 @@ def anthropic_messages(messages: Iterable[Message]) -> list[dict[str, JSON]]:
     return out
 
 
-def mark_latest_turn(messages: list[dict[str, JSON]]) -> list[dict[str, JSON]]:
+def mark_latest_turn(messages: list[dict[str, JSON]], mark: Mapping[str, JSON] | None = None
+                     ) -> list[dict[str, JSON]]:
     """The rolling cache breakpoint: `cache_control` on the last block of the last message, unless that
     block is thinking (which cannot carry a mark; the turn is then read from the previous mark)."""
     if messages and messages[-1]["content"]:
         last = messages[-1]["content"][-1]
         if last.get("type") not in _THINKING_TYPES:
-            last["cache_control"] = _EPHEMERAL
+            last["cache_control"] = dict(mark or cache_mark())
     return messages
 
 
@@ -194,8 +230,10 @@ def anthropic_usage(fields: Mapping[str, Any]) -> Usage:
     uncached = int(fields.get("input_tokens") or 0)
     read = int(fields.get("cache_read_input_tokens") or 0)
     written = int(fields.get("cache_creation_input_tokens") or 0)
+    by_ttl = fields.get("cache_creation")
+    one_hour = int(by_ttl.get("ephemeral_1h_input_tokens") or 0) if isinstance(by_ttl, Mapping) else 0
     return Usage(input_tokens=uncached + read + written, cached_input_tokens=read, cache_write_tokens=written,
-                 output_tokens=int(fields.get("output_tokens") or 0))
+                 output_tokens=int(fields.get("output_tokens") or 0), cache_write_1h_tokens=min(one_hour, written))
 
 
 def _blocks(message: Message) -> list[dict[str, JSON]]:

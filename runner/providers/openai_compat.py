@@ -17,8 +17,11 @@ name it arrived in. `provider_state` keeps the field name and the details.
 
 Usage: `input_tokens` counts every prompt token (OpenAI's `prompt_tokens` already includes cached
 ones); `prompt_tokens_details.cached_tokens` are the cache hits; OpenRouter's `usage.cost` is the
-reported cost. A reply without usage (llama-cpp-python ignores `include_usage` when streaming) is
-counted from the bytes sent and received and marked `estimated`, never as 0 tokens.
+reported cost. The body puts `tools` before `messages` (stable parts first, byte for byte) and, where
+the endpoint accepts it (`prompt_cache_key = true`; on by default for OpenAI), a `prompt_cache_key`
+per stream (runner.providers.prompt_cache). A reply without usage (llama-cpp-python ignores
+`include_usage` when streaming) is counted from the bytes sent and received and marked `estimated`,
+never as 0 tokens.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from runner.providers.endpoint import (
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
 from runner.providers.ledger import request_key
 from runner.providers.pool import PooledEndpoint, Router, pooled
+from runner.providers.prompt_cache import prompt_cache_key
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
@@ -78,8 +82,11 @@ class OpenAICompatClient:
         extra_body: Mapping[str, JSON] | None = None,
         extra_headers: Mapping[str, str] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        cache_key: bool = False,
     ) -> None:
-        """`max_tokens_field`: "max_completion_tokens" for OpenAI's reasoning models. `echo_reasoning`:
+        """`cache_key`: send OpenAI's `prompt_cache_key` (a hash of the request's stream); strict
+        servers may reject the unknown field, so it is off unless the endpoint accepts it.
+        `max_tokens_field`: "max_completion_tokens" for OpenAI's reasoning models. `echo_reasoning`:
         False for servers that reject reasoning in the history. `extra_body`: e.g. OpenRouter's
         `reasoning` or `provider` settings, sampling parameters; a None value removes a field
         (`{"parallel_tool_calls": None}` for a server that rejects it); sub-tables `agent`, `judge`,
@@ -92,6 +99,7 @@ class OpenAICompatClient:
         self._stream = stream
         self._max_tokens_field = max_tokens_field
         self._echo_reasoning = echo_reasoning
+        self._cache_key = cache_key
         self._extra_fields = dict(extra_body or {})
         self._extra_body = ExtraBody.parse(extra_body)
         headers = {"content-type": "application/json", **(extra_headers or {})}
@@ -154,18 +162,19 @@ class OpenAICompatClient:
         return model_response(outcome)
 
     def body(self, request: ModelRequest) -> dict[str, JSON]:
-        system = [{"role": "system", "content": request.system}] if request.system else []
-        body: dict[str, JSON] = {
-            "model": self.model,
-            "messages": system + [self._message(m) for m in request.messages],
-            self._max_tokens_field: request.max_output_tokens,
-            "stream": self._stream,
-        }
+        system = [{"role": "system", "content": request.full_system}] if request.full_system else []
+        body: dict[str, JSON] = {"model": self.model}
+        if request.tools:
+            body["tools"] = list(request.tools)  # before the messages: the serialized prompt's stable start
+        body["messages"] = system + [self._message(m) for m in request.messages]
+        body[self._max_tokens_field] = request.max_output_tokens
+        body["stream"] = self._stream
         if self._stream:
             body["stream_options"] = {"include_usage": True}
         if request.tools:
-            body["tools"] = list(request.tools)
             body["parallel_tool_calls"] = False
+        if self._cache_key and request.cache_scope:
+            body["prompt_cache_key"] = prompt_cache_key(request.cache_scope)
         merge_extra(body, self._extra_body.for_purpose(request.purpose))
         if not request.tools:
             for key in _NEEDS_TOOLS:

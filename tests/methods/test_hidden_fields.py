@@ -132,5 +132,5 @@ async def test_a_run_hands_methods_views_records_and_bulletins_only_by_design(na
     assert bool(method_requests) == get_method_spec(name).uses_model
     bulletins = [w.oracle_bulletin for w in scenario.environment.windows]
     for request in method_requests:
-        text = request.system + "".join(m.content for m in request.messages)
+        text = request.full_system + "".join(m.content for m in request.messages)
         assert request.tools == () and not any(b in text for b in bulletins)

@@ -30,7 +30,8 @@ RUN = "r-test"
 
 
 def context_of(request: ModelRequest) -> dict[str, str]:
-    tail = request.system.rsplit("\n", 2)[-2] if request.system.endswith("\n") else request.system
+    system = request.full_system
+    tail = system.rsplit("\n", 2)[-2] if system.endswith("\n") else system
     return dict(part.split("=") for part in tail.split() if "=" in part)
 
 

@@ -109,6 +109,10 @@ async def test_tool_budget_then_finish_still_allowed() -> None:
 async def test_method_context_is_appended_to_the_system_prompt() -> None:
     model = ScriptModel(toy_decider(lambda r: "yes"))
     await run_episode(TASK, SCENARIO.environment, ToyDomain(), model, method_context="LEARNED: say yes")
-    assert model.requests[0].system.startswith("You decide cases.")
-    assert model.requests[0].system.rstrip().endswith("LEARNED: say yes")
+    # Its own field right after the system prompt (a cache breakpoint of its own on Anthropic); one text
+    # for providers that take a single system prompt.
+    assert model.requests[0].system == SCENARIO.environment.system_prompt
+    assert model.requests[0].context == "LEARNED: say yes"
+    assert model.requests[0].full_system.startswith("You decide cases.")
+    assert model.requests[0].full_system.rstrip().endswith("LEARNED: say yes")
     assert "evaluator" not in model.requests[0].messages[0].content

@@ -34,7 +34,8 @@ PRICE = Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
 
 def test_public_api() -> None:
     assert runner.pricing.__all__ == [
-        "FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "PRICE_FIELDS", "Price", "PriceTable", "cost_usd",
+        "FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "OPTIONAL_PRICE_FIELDS", "PRICE_FIELDS", "Price",
+        "PriceTable", "cost_usd",
         "default_prices", "load_prices", "parse_prices", "price_of", "prompt_token_bound", "unpriced",
         "with_overrides", "worst_case_usd",
     ]
@@ -156,3 +157,22 @@ def test_price_table_files_are_checked_where_they_are_read(tmp_path: Path) -> No
     good = tmp_path / "good.toml"
     good.write_text('[prices."a"]\ninput = 1\ncached_input = 0.1\ncache_write = 1.25\noutput = 5\n')
     assert load_prices(good) == {"a": Price(1.0, 0.1, 1.25, 5.0)}
+
+
+def test_one_hour_cache_write_rate_is_optional_and_priced_apart(tmp_path: Path) -> None:
+    table = tmp_path / "t.toml"
+    rates = "input = 2\ncached_input = 0.2\ncache_write = 2.5\noutput = 10\n"
+    table.write_text(f'[prices."a"]\n{rates}cache_write_1h = 4\n[prices."b"]\n{rates}')
+    prices = load_prices(table)
+    assert prices["a"].one_hour_write == 4.0 and prices["b"].one_hour_write == 2.5  # omitted: cache_write
+    assert prices["a"].prompt_ceiling == 4.0  # the worst case counts the dearest write
+    usage = Usage(input_tokens=1000, cached_input_tokens=500, cache_write_tokens=300, cache_write_1h_tokens=100,
+                  output_tokens=10)
+    assert cost_usd(usage, prices["a"]) == pytest.approx((200 * 2 + 500 * 0.2 + 200 * 2.5 + 100 * 4 + 10 * 10) / 1e6)
+    hint = r"unknown key 'cache_write_1hr' \(did you mean 'cache_write_1h'\?\)"
+    with pytest.raises(ShiftbenchInputError, match=hint):
+        parse_prices({"prices": {"c": {"input": 1, "cached_input": 1, "cache_write": 1, "output": 1,
+                                       "cache_write_1hr": 2}}}, "t.toml")
+    with pytest.raises(ShiftbenchInputError, match=r"cache_write_1h must be a finite number >= 0"):
+        parse_prices({"prices": {"c": {"input": 1, "cached_input": 1, "cache_write": 1, "output": 1,
+                                       "cache_write_1h": -1}}}, "t.toml")
