@@ -28,7 +28,7 @@ from runner.cli_workbench import (
     add_workbench_commands,
     cmd_runs_rm,
 )
-from runner.config import SweepConfig, load_config_file
+from runner.config import SweepConfig, allowed_range, load_config_file
 from runner.data_commands import run_check_gold, run_fetch, run_replay
 from runner.evidence.commands import compare_command, gate_command, verify_command
 from runner.evidence.plan_commands import follow_plan, lock_command
@@ -64,6 +64,16 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
     return value
+
+
+def _within(kind: Callable[[str], Any], field: str) -> Callable[[str], Any]:
+    """Parse a flag's number, naming the range it must fall in (`SweepConfig.validate` checks the range)."""
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {allowed_range(field)}, got {text!r}") from None
+    return parse
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -184,6 +194,15 @@ def _add_result_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--repeats", type=int, help="run each test task K times: spread between repeats and pass^k")
     run.add_argument("--max-tokens", type=int, help="output tokens per model call at most (default 4096; "
                                                     "a call reserves its worst case from it)")
+    run.add_argument("--max-turns", type=_within(int, "max_turns"),
+                     help="model turns per episode at most (default 100); an episode that reaches it ends "
+                          "turn_limit and is graded as it stands")
+    run.add_argument("--temperature", type=_within(float, "temperature"),
+                     help="sampling temperature of every model call, 0 to 2 (default: not sent, the provider's "
+                          "own; Anthropic accepts 0 to 1; the offline scripted models ignore it)")
+    run.add_argument("--call-timeout", type=_within(float, "call_timeout"), metavar="SECONDS",
+                     help="one attempt of a model call may take this long before it fails as a timeout and is "
+                          "retried (default 900); a stream silent for 120 s is cut sooner")
     run.add_argument("--judge", help="a model to judge pitches (default: the offline deterministic judge)")
 
 
@@ -217,7 +236,8 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "seed": "seed", "block_size": "block_size", "concurrency": "concurrency",
                   "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
                   "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels",
-                  "repeats": "repeats", "max_tokens": "max_tokens"}
+                  "repeats": "repeats", "max_tokens": "max_tokens", "max_turns": "max_turns",
+                  "temperature": "temperature", "call_timeout": "call_timeout"}
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:

@@ -1,8 +1,9 @@
 """A sweep's configuration: from flags or a TOML file, validated where it enters, hashed for resume.
 
 The hash covers what decides results (models and their endpoints, methods, scenarios, dataset, block
-size, seed, pilot, judge), not how fast, how dear or where they are written (concurrency, budget, prices,
-journal path, display), so a resumed run may change the latter freely.
+size, seed, pilot, judge, the episode and call settings), not how fast, how dear or where they are
+written (concurrency, budget, prices, journal path, display), so a resumed run may change the latter
+freely.
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ from methods.registry import METHOD_REGISTRY
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
-__all__ = ["RESULT_KEYS", "SweepConfig", "config_from_json", "config_hash", "load_config_file"]
+__all__ = ["RESULT_KEYS", "SweepConfig", "allowed_range", "config_from_json", "config_hash", "load_config_file"]
 
 RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
-               "repeats", "max_tokens")
+               "repeats", "max_tokens", "max_turns", "temperature", "call_timeout")
+_HASHED_WHEN_SET = ("max_turns", "temperature", "call_timeout")
+"""Keys added after runs were journaled: hashed only when they differ from their default, so a run
+journaled before they existed (its stored hash covers none of them) still resumes."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,15 @@ class SweepConfig:
     max_tokens: int = 4096
     """Output tokens per model call at most (an endpoint's own `max_tokens` wins for its model); a call
     reserves its worst case from it, so it decides how many calls a budget admits at once."""
+    max_turns: int = 100
+    """Model turns per episode at most; an episode that reaches it ends `turn_limit` and is graded."""
+    temperature: float | None = None
+    """Sampling temperature of every call to the sweep's models; None: not sent, each provider's default
+    (some models refuse the field, so it goes only where a user asked for it)."""
+    call_timeout: float = 900.0
+    """Seconds one attempt of a model call may take, first byte to last, before it fails as a timeout (and
+    is retried). A stream that goes silent is cut sooner, by the stall timeout. Hashed: a shorter timeout
+    turns slow answers into retries, i.e. other samples."""
     pilot: int = 0
     """When > 0: only the first N serving and N test tasks of each window."""
     repeats: int = 1
@@ -88,6 +101,9 @@ class SweepConfig:
         if self.budget is not None:
             _check_number(source, "budget", self.budget, "a positive number of USD")
         _check_number(source, "endpoint_down_after_s", self.endpoint_down_after_s, "a positive number of seconds")
+        for field_name, (bottom, top, unit) in _NUMBER_RANGES.items():
+            if not (field_name == "temperature" and self.temperature is None):  # unset: the provider's default
+                _check_range(source, field_name, getattr(self, field_name), bottom, top, unit)
         for name in ("dataset", "journal", "judge"):
             if not isinstance(getattr(self, name), str):
                 raise ShiftbenchInputError(f"{source}: {name} must be a string")
@@ -100,7 +116,8 @@ class SweepConfig:
 
     def results_view(self) -> dict[str, Any]:
         view = asdict(self)
-        return {key: view[key] for key in RESULT_KEYS}
+        return {key: view[key] for key in RESULT_KEYS
+                if key not in _HASHED_WHEN_SET or view[key] != _DEFAULTS[key]}
 
 
 def config_from_json(text: str) -> SweepConfig:
@@ -118,9 +135,23 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "seed": (0, 2**32 - 1), "block_size": (1, 100_000), "concurrency": (1, 100_000),
     "model_concurrency": (1, 100_000), "max_episode_attempts": (1, 100), "max_request_attempts": (1, 100),
     "breaker_failures": (1, 10_000), "max_tokens": (1, 10_000_000), "pilot": (0, 10_000_000),
-    "repeats": (1, 1_000),
+    "repeats": (1, 1_000), "max_turns": (1, 10_000),
 }
 """Integer fields and their allowed range (pilot 0 means off)."""
+
+_NUMBER_RANGES: dict[str, tuple[float, float, str]] = {
+    "temperature": (0.0, 2.0, ""), "call_timeout": (1.0, 86_400.0, " of seconds"),
+}
+"""Fields that take any number in a range (temperature may also be unset): name -> (low, high, unit)."""
+
+
+def allowed_range(name: str) -> str:
+    """What a field accepts, in the words its error uses (for the flags' own messages)."""
+    if name in _INT_RANGES:
+        low, high = _INT_RANGES[name]
+        return f"a whole number between {low} and {high}"
+    low_f, high_f, unit = _NUMBER_RANGES[name]
+    return f"a number{unit} from {low_f:g} to {high_f:g}"
 
 
 def _check_int(source: str, name: str, value: object, low: int, high: int) -> None:
@@ -129,6 +160,13 @@ def _check_int(source: str, name: str, value: object, low: int, high: int) -> No
         raise ShiftbenchInputError(f"{source}: {name} must be a whole number, got {value!r}")
     if not low <= value <= high:
         raise ShiftbenchInputError(f"{source}: {name} must be between {low} and {high}, got {value}")
+
+
+def _check_range(source: str, name: str, value: object, low: float, high: float, unit: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ShiftbenchInputError(f"{source}: {name} must be a number{unit} from {low:g} to {high:g}, got {value!r}")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ShiftbenchInputError(f"{source}: {name} must be a number{unit} from {low:g} to {high:g}, got {value}")
 
 
 def _check_number(source: str, name: str, value: object, what: str) -> None:
@@ -156,6 +194,7 @@ def _suggest(word: str, known: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(SweepConfig) if f.name in _HASHED_WHEN_SET}
 _FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig) if f.name != "plan"}
 _TUPLE_KEYS = {"models", "methods", "scenarios", "labels"}
 _TABLE_KEYS = {"prices", "endpoints"}

@@ -3,9 +3,10 @@
 The loop is the same for every method (FORMAT.md): one tool call per turn; a turn with several calls
 executes none and answers each; a turn with no call gets a corrective user message; every call id gets
 exactly one result; `finish` ends the episode once it validates. Budgets: 50 tool calls (in the tool
-session), 100 turns, 256k output tokens. A provider failure whose class ends an episode (context too
-long, content filtered: runner.providers.taxonomy) ends it like a limit would, with that end reason,
-and it is graded as it stands; every other provider failure propagates (never scored).
+session), 100 turns (the sweep's `max_turns`), 256k output tokens. A provider failure whose class ends
+an episode (context too long, content filtered: runner.providers.taxonomy) ends it like a limit would,
+with that end reason, and it is graded as it stands; every other provider failure propagates (never
+scored).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from runner.budget import Budget
 from runner.config import SweepConfig, config_from_json, config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
+from runner.episode import EpisodeLimits
 from runner.errors import RunAborted, sole_error
 from runner.evidence.provenance import machine_info, machine_meta_key
 from runner.fit import check_oracle_readable, scenarios_present
@@ -255,7 +256,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
                           replayable=cached)
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
-                    judges=judge_factory(config.judge, clients))
+                    judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns))
     display = make_display(display_kind, progress)
     status, reason = "running", ""
     display.start()

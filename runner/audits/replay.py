@@ -26,6 +26,7 @@ from methods.registry import get_method_spec
 from runner.budget import Budget, BudgetExhausted
 from runner.config import SweepConfig, config_from_json
 from runner.engine import Engine
+from runner.episode import EpisodeLimits
 from runner.journal import AuditCaseRow, AuditRow, Batch, Journal, open_journal
 from runner.models.registry import ModelEntry, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
@@ -155,7 +156,8 @@ async def _engine(journal: Journal, run_id: str, audit_id: str, config: SweepCon
                           prices=model_prices(config, models), budget=budget, concurrency=config.concurrency,
                           model_concurrency=config.model_concurrency, replay_from=run_id)
     return Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
-                  block_size=config.block_size, max_episode_attempts=config.max_episode_attempts)
+                  block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
+                  limits=EpisodeLimits(max_turns=config.max_turns))
 
 
 async def _episodes(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset) -> list[Recorded]:

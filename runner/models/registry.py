@@ -48,8 +48,8 @@ from runner.providers.prompt_cache import StreamCadence
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
-__all__ = ["KINDS", "Endpoint", "ModelEntry", "RetryTally", "build_model", "build_models", "close_models",
-           "endpoint_of", "model_prices"]
+__all__ = ["KINDS", "CallSettings", "Endpoint", "ModelEntry", "RetryTally", "build_model", "build_models",
+           "close_models", "endpoint_of", "model_prices"]
 
 
 @dataclass(frozen=True)
@@ -164,29 +164,61 @@ def build_models(config: SweepConfig, tally: RetryTally | None = None) -> dict[s
                             first_probe_s=BREAKER_FIRST_PROBE_S, max_probe_interval_s=BREAKER_MAX_PROBE_INTERVAL_S)
     # One ledger for the run: a request body's attempts are bounded whichever client or layer sends it.
     ledger = RequestLedger(config.max_request_attempts)
-    return {name: build_model(name, config.endpoints, tally, pools, max_tokens=config.max_tokens, ledger=ledger,
-                              breaker=breaker) for name in names}
+    calls = CallSettings(max_tokens=config.max_tokens, temperature=config.temperature,
+                         call_timeout_s=config.call_timeout)
+    return {name: build_model(name, config.endpoints, tally, pools, calls=calls, ledger=ledger, breaker=breaker)
+            for name in names}
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """What the sweep sets for every call of its models (an endpoint's own `max_tokens` wins)."""
+
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float | None = None
+    """None: not sent (the provider's default)."""
+    call_timeout_s: float = SWEEP_POLICY.attempt_timeout_s
+    """One attempt's total time; the whole call's deadline leaves room for a retry of that length."""
+
+    def policy(self, max_attempts: int) -> RetryPolicy:
+        deadline = max(SWEEP_POLICY.deadline_s, 2 * self.call_timeout_s)
+        return replace(SWEEP_POLICY, max_attempts=max_attempts, attempt_timeout_s=self.call_timeout_s,
+                       deadline_s=deadline)
 
 
 def build_model(name: str, endpoints: Mapping[str, Any] | None = None, tally: RetryTally | None = None,
-                pools: dict[str, Pool] | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+                pools: dict[str, Pool] | None = None, *, calls: CallSettings = CallSettings(),
                 ledger: RequestLedger | None = None, breaker: BreakerPolicy | None = None) -> ModelEntry:
     kind, _, rest = name.partition(":")
     if kind == "scripted":
+        # In-process and deterministic: it has no sampling temperature and no call to time out.
         try:
-            return ModelEntry(name, ScriptedModel(rest or "oracle"), offline=True, max_tokens=max_tokens)
+            return ModelEntry(name, ScriptedModel(rest or "oracle"), offline=True, max_tokens=calls.max_tokens)
         except ValueError as exc:
             raise ShiftbenchInputError(f"--models: {exc}") from exc
     endpoint = _endpoint(name, endpoints or {})
+    _check_temperature(name, endpoint, calls.temperature)
     key = _key(name, endpoint, endpoint.key_env)
     pool = _pool(name, endpoint, pools if pools is not None else {}, breaker or BreakerPolicy())
     ledger = ledger or RequestLedger()
-    policy = replace(SWEEP_POLICY, max_attempts=ledger.max_attempts)
-    client = _client(name, endpoint, key, pool, Retrier(policy, on_retry=tally or RetryTally(), ledger=ledger))
-    probe = _client(name, endpoint, key, pool, Retrier(PROBE_POLICY))
+    policy = calls.policy(ledger.max_attempts)
+    client = _client(name, endpoint, key, pool, Retrier(policy, on_retry=tally or RetryTally(), ledger=ledger),
+                     calls.temperature)
+    # The probe carries the temperature too: a model that refuses it is found before anything is spent.
+    probe = _client(name, endpoint, key, pool, Retrier(PROBE_POLICY), calls.temperature)
     return ModelEntry(name, client, offline=False, max_attempts=policy.max_attempts,
-                      max_tokens=endpoint.max_tokens or max_tokens, key_hint=f"${endpoint.key_env}", http=pool.http,
-                      probe=probe, breaker=pool.breaker, router=pool.router)
+                      max_tokens=endpoint.max_tokens or calls.max_tokens, key_hint=f"${endpoint.key_env}",
+                      http=pool.http, probe=probe, breaker=pool.breaker, router=pool.router)
+
+
+def _check_temperature(name: str, endpoint: Endpoint, temperature: float | None) -> None:
+    if temperature is None or endpoint.kind != "anthropic":
+        return
+    if temperature > 1:
+        raise ShiftbenchInputError(f"temperature: Anthropic models take 0 to 1, got {temperature:g} for '{name}'")
+    if endpoint.extra.get("thinking_budget"):
+        raise ShiftbenchInputError(f"temperature: '{name}' thinks (thinking_budget), and Anthropic refuses a "
+                                   "temperature with extended thinking; drop one of them")
 
 
 def endpoint_of(name: str, endpoints: Mapping[str, Any] | None = None) -> Endpoint:
@@ -347,19 +379,19 @@ def _new_pool(name: str, endpoint: Endpoint, replicas: tuple[tuple[str, str], ..
     return Pool(make_http_client(settings), members[0].limiter, members[0].breaker, router)
 
 
-def _client(name: str, endpoint: Endpoint, key: Secret, pool: Pool, retrier: Retrier) -> ModelClient:
+def _client(name: str, endpoint: Endpoint, key: Secret, pool: Pool, retrier: Retrier,
+            temperature: float | None) -> ModelClient:
     extra_body = endpoint.extra.get("extra_body")
     if endpoint.kind == "anthropic":
         ttl = endpoint.extra.get("cache_ttl", "auto")
         return AnthropicClient(endpoint.model, api_key=key, http=pool.http, base_url=endpoint.base_url, name=name,
                                retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
-                               extra_body=extra_body,
-                               thinking_budget=endpoint.extra.get("thinking_budget"),
-                               cadence=StreamCadence(fixed=None if ttl == "auto" else ttl))
+                               extra_body=extra_body, thinking_budget=endpoint.extra.get("thinking_budget"),
+                               cadence=StreamCadence(fixed=None if ttl == "auto" else ttl), temperature=temperature)
     return OpenAICompatClient(endpoint.model, base_url=endpoint.base_url, api_key=key, http=pool.http, name=name,
                               retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
                               extra_body=extra_body, stream=bool(endpoint.extra.get("stream", True)),
-                              cache_key=sends_prompt_cache_key(endpoint.kind, endpoint.extra))
+                              cache_key=sends_prompt_cache_key(endpoint.kind, endpoint.extra), temperature=temperature)
 
 
 async def close_models(entries: Mapping[str, ModelEntry]) -> None:

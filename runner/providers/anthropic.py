@@ -79,16 +79,19 @@ class AnthropicClient:
         extra_headers: Mapping[str, str] | None = None,
         wall_clock: Callable[[], float] = time.time,
         cadence: StreamCadence | None = None,
+        temperature: float | None = None,
     ) -> None:
         """`thinking_budget`: enables extended thinking with that many tokens (at least 1024, and
         always below the call's max output tokens). `extra_headers`: e.g. `anthropic-beta`. `router`: an
         endpoint pool (`runner.providers.pool`), whose replicas' limiters and breakers replace `limiter` and
-        `breaker`. `cadence`: chooses each stream's cache TTL (a fixed one from the endpoint's `cache_ttl`)."""
+        `breaker`. `cadence`: chooses each stream's cache TTL (a fixed one from the endpoint's `cache_ttl`).
+        `temperature`: sent on every call when set (0 to 1), never otherwise."""
         secret = api_key if isinstance(api_key, Secret) else Secret(api_key)
         self.model = model
         self._name = name or model
         self._retrier = retrier or Retrier()
         self._thinking_budget = thinking_budget
+        self._temperature = temperature
         self._extra_body = ExtraBody.parse(extra_body)
         self._cadence = cadence or StreamCadence()
         headers = {"content-type": "application/json", "anthropic-version": version, **(extra_headers or {})}
@@ -135,6 +138,8 @@ class AnthropicClient:
         if request.tools:
             # One call per turn is the protocol; allowed alongside extended thinking (only `auto` is).
             body["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
+        if self._temperature is not None:
+            body["temperature"] = self._temperature
         thinking = self._thinking(request.max_output_tokens)
         if thinking is not None:
             body["thinking"] = thinking

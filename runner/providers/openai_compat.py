@@ -5,7 +5,8 @@ Request: the system prompt as the first message, the tools as given (OpenAI func
 tool results as `role: tool` messages with their `tool_call_id`; streamed with
 `stream_options.include_usage` so the last chunk carries the usage. Bodies keep to what the widest
 set of servers accepts: an assistant turn's `content` is always a string (`""` with tool calls;
-llama-cpp-python rejects `null`), and `tool_choice` / `parallel_tool_calls` go only with `tools`.
+llama-cpp-python rejects `null`), `tool_choice` / `parallel_tool_calls` go only with `tools`, and
+`temperature` only when the sweep sets one (OpenAI's reasoning models refuse it).
 `extra_body` is scoped by call purpose (`ExtraBody`). A non-streamed call has no stall timeout:
 the server is silent until its answer is whole, so only the attempt's total timeout ends it.
 
@@ -83,9 +84,11 @@ class OpenAICompatClient:
         extra_headers: Mapping[str, str] | None = None,
         wall_clock: Callable[[], float] = time.time,
         cache_key: bool = False,
+        temperature: float | None = None,
     ) -> None:
         """`cache_key`: send OpenAI's `prompt_cache_key` (a hash of the request's stream); strict
-        servers may reject the unknown field, so it is off unless the endpoint accepts it.
+        servers may reject the unknown field, so it is off unless the endpoint accepts it. `temperature`:
+        sent on every call when set, never otherwise (OpenAI's reasoning models refuse it).
         `max_tokens_field`: "max_completion_tokens" for OpenAI's reasoning models. `echo_reasoning`:
         False for servers that reject reasoning in the history. `extra_body`: e.g. OpenRouter's
         `reasoning` or `provider` settings, sampling parameters; a None value removes a field
@@ -98,6 +101,7 @@ class OpenAICompatClient:
         self._retrier = retrier or Retrier()
         self._stream = stream
         self._max_tokens_field = max_tokens_field
+        self._temperature = temperature
         self._echo_reasoning = echo_reasoning
         self._cache_key = cache_key
         self._extra_fields = dict(extra_body or {})
@@ -171,6 +175,8 @@ class OpenAICompatClient:
         body["stream"] = self._stream
         if self._stream:
             body["stream_options"] = {"include_usage": True}
+        if self._temperature is not None:
+            body["temperature"] = self._temperature
         if request.tools:
             body["parallel_tool_calls"] = False
         if self._cache_key and request.cache_scope:

@@ -45,6 +45,14 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (["--seed", "-1"], "seed must be between 0 and"),
     (["--pilot", "-2"], "pilot must be between 0 and"),
     (["--judge", "scripted"], "judge 'scripted' cannot judge pitches"),
+    (["--max-turns", "0"], "flags: max_turns must be between 1 and 10000, got 0"),
+    (["--max-turns", "ten"], "argument --max-turns: expected a whole number between 1 and 10000, got 'ten'"),
+    (["--temperature", "2.5"], "flags: temperature must be a number from 0 to 2, got 2.5"),
+    (["--temperature", "nan"], "flags: temperature must be a number from 0 to 2, got nan"),
+    (["--temperature", "0,7"], "argument --temperature: expected a number from 0 to 2, got '0,7'"),
+    (["--call-timeout", "0.5"], "flags: call_timeout must be a number of seconds from 1 to 86400, got 0.5"),
+    (["--call-timeout", "inf"], "flags: call_timeout must be a number of seconds from 1 to 86400, got inf"),
+    (["--call-timeout", "30s"], "argument --call-timeout: expected a number of seconds from 1 to 86400, got '30s'"),
 ])
 def test_bad_numeric_flags(argv: list[str], expected: str, here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = tree(here)
@@ -77,6 +85,12 @@ def test_bad_numeric_flags(argv: list[str], expected: str, here: Path, capsys: p
      "base_urls has 2 entries and api_key_envs 3"),
     ('models = ["local"]\n' + POOL + 'base_urls = ["http://a/v1", "http://b/v1"]\napi_key_envs = ["POOL_KEY_SET",'
      ' "POOL_KEY_UNSET"]\n', "needs its API key in the environment variable POOL_KEY_UNSET"),
+    ("max_turns = 0\n", "sweep.toml: max_turns must be between 1 and 10000, got 0"),
+    ("max_turns = 2.5\n", "sweep.toml: max_turns must be an integer"),
+    ("temperature = -0.1\n", "sweep.toml: temperature must be a number from 0 to 2, got -0.1"),
+    ('temperature = "cold"\n', "sweep.toml: temperature must be a number"),
+    ("call_timeout = 0\n", "sweep.toml: call_timeout must be a number of seconds from 1 to 86400, got 0.0"),
+    ("call_timout = 60\n", "unknown key 'call_timout' (did you mean 'call_timeout'?)"),
 ])
 def test_bad_sweep_file_fields(text: str, expected: str, here: Path, capsys: pytest.CaptureFixture[str],
                                monkeypatch: pytest.MonkeyPatch) -> None:

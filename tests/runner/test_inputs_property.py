@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 from runner.cli import main
 
 NUMERIC_KEYS = ("seed", "block_size", "concurrency", "model_concurrency", "pilot", "budget", "max_tokens",
-                "max_request_attempts", "max_episode_attempts", "breaker_failures", "endpoint_down_after_s")
+                "max_request_attempts", "max_episode_attempts", "breaker_failures", "endpoint_down_after_s",
+                "max_turns", "temperature", "call_timeout")
 ENDPOINT_KEYS = ("max_concurrency", "requests_per_minute", "tokens_per_minute", "stream", "max_tokens",
                  "thinking_budget", "extra_body", "model", "kind")
-FLAGS = ("--budget", "--concurrency", "--model-concurrency", "--max-tokens", "--pilot", "--block-size", "--seed")
+FLAGS = ("--budget", "--concurrency", "--model-concurrency", "--max-tokens", "--pilot", "--block-size", "--seed",
+         "--max-turns", "--temperature", "--call-timeout")
 
 values = st.one_of(
     st.integers(-3, 6), st.integers(min_value=2**31, max_value=2**62), st.integers(max_value=-(2**31)),
