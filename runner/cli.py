@@ -30,7 +30,7 @@ from runner.cli_workbench import (
 )
 from runner.config import SweepConfig, allowed_range, load_config_file
 from runner.data_commands import run_check_gold, run_fetch, run_replay
-from runner.evidence.commands import compare_command, gate_command, verify_command
+from runner.evidence.commands import compare_command, gate_command, load_comparison, verify_command
 from runner.evidence.plan_commands import follow_plan, lock_command
 from runner.files import write_atomically
 from runner.models.compat import CONTEXT_PROBE_TOKENS, check_compatibility, render_compatibility, sweep_settings
@@ -140,13 +140,19 @@ def _add_evidence(commands: Any) -> None:
     compare = commands.add_parser("compare", help="paired differences of two streams over the same test tasks")
     compare.add_argument("a", help="RUN_ID or RUN_ID:model/method")
     compare.add_argument("b", help="RUN_ID or RUN_ID:model/method (the base)")
+    shown = compare.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the result as JSON")
+    shown.add_argument("--html", type=Path, metavar="FILE",
+                       help="write one self-contained HTML page: the paired differences with their intervals, "
+                            "per setting, as a chart and a table, and each side's provenance")
+    _add_journal(compare)
     verify = commands.add_parser("verify", help="re-grade every journaled episode without a model")
     verify.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
     gate = commands.add_parser("gate", help="judge a run against rules (exit 0 PASS/PROCEED, 1 FAIL/STOP, "
                                             "3 INSUFFICIENT_EVIDENCE)")
     gate.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
     gate.add_argument("--rules", type=Path, required=True, help="a TOML file of [[rule]] tables and [pilot]")
-    for parser in (compare, verify, gate):
+    for parser in (verify, gate):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
         _add_journal(parser)
     lock = commands.add_parser("lock", help="lock a pre-registered plan under its hash, or --amend it")
@@ -318,6 +324,12 @@ def _cmd_report_html(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        html = load_extra("runner.views.compare_html", "html", "compare --html")
+        comparison, a, b = _async(load_comparison, _journal(args), args.a, args.b)
+        write_atomically(args.html, html.render_compare_html(comparison, a, b), "--html")
+        print(f"Wrote {args.html}")
+        return 0
     text, code = _async(compare_command, _journal(args), args.a, args.b, args.json)
     print(text)
     return int(code)

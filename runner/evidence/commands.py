@@ -12,7 +12,7 @@ import orjson
 
 from methods.registry import get_method_spec
 from runner.config import config_from_json
-from runner.evidence.compare import compare_streams, render_comparison_json, render_comparison_text
+from runner.evidence.compare import Comparison, compare_streams, render_comparison_json, render_comparison_text
 from runner.evidence.gate_run import gate_run, render_gate_json, render_gate_text
 from runner.evidence.gates import load_rules
 from runner.evidence.outcomes import Outcome, RunEvidence, parse_selector
@@ -27,7 +27,7 @@ from simulators.protocol import Task
 from simulators.record import EpisodeRecord
 from simulators.registry import get_domain
 
-__all__ = ["compare_command", "gate_command", "load_evidence", "verify_command"]
+__all__ = ["compare_command", "gate_command", "load_comparison", "load_evidence", "verify_command"]
 
 Output = tuple[str, int]
 """What to print, and the exit code."""
@@ -56,6 +56,13 @@ async def load_evidence(journal: Path, run_id: str) -> RunEvidence:
 # ---------------------------------------------------------------------------- compare
 
 async def compare_command(journal: Path, a_text: str, b_text: str, as_json: bool) -> Output:
+    comparison, _, _ = await load_comparison(journal, a_text, b_text)
+    return (render_comparison_json(comparison) if as_json else render_comparison_text(comparison)), 0
+
+
+async def load_comparison(journal: Path, a_text: str, b_text: str) -> tuple[Comparison, RunEvidence, RunEvidence]:
+    """The comparison of two streams (`RUN_ID` or `RUN_ID:model/method`), with each side's run evidence
+    (for provenance); refused with one line unless both ran the same dataset and finished the same tasks."""
     (a_run, a_stream), (b_run, b_stream) = parse_selector(a_text), parse_selector(b_text)
     a_evidence = await load_evidence(journal, a_run)
     b_evidence = a_evidence if b_run == a_run else await load_evidence(journal, b_run)
@@ -66,8 +73,7 @@ async def compare_command(journal: Path, a_text: str, b_text: str, as_json: bool
             "of the same dataset")
     a_ref, a_outcomes = a_evidence.stream(a_stream, "A") if a_stream else a_evidence.only_stream("A")
     b_ref, b_outcomes = b_evidence.stream(b_stream, "B") if b_stream else b_evidence.only_stream("B")
-    comparison = compare_streams(a_ref, a_outcomes, b_ref, b_outcomes)
-    return (render_comparison_json(comparison) if as_json else render_comparison_text(comparison)), 0
+    return compare_streams(a_ref, a_outcomes, b_ref, b_outcomes), a_evidence, b_evidence
 
 
 # ---------------------------------------------------------------------------- verify

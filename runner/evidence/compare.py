@@ -24,7 +24,7 @@ from runner.evidence.stats import median, relative_reduction, sign_test_p, win_t
 from runner.report import scenario_sort_key
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["Comparison", "MeasureDiff", "PairedFigure", "compare_streams", "render_comparison_json",
+__all__ = ["Comparison", "MeasureDiff", "PairedFigure", "compare_streams", "p_value_text", "render_comparison_json",
            "render_comparison_text"]
 
 SPECIFIED_DOMAINS = ("retail", "banking")
@@ -175,7 +175,7 @@ def render_comparison_text(comparison: Comparison) -> str:
             continue
         ci = "-" if figure.ci is None else f"[{figure.ci.lo:.1f}, {figure.ci.hi:.1f}]"
         lines.append(f"{label:<14} {figure.diff:>+7.1f} {ci:>17} {figure.wins:>5} {figure.ties:>5} "
-                     f"{figure.losses:>5} {_p(figure.sign_test_p):>9}")
+                     f"{figure.losses:>5} {p_value_text(figure.sign_test_p):>9}")
     lines += ["", f"{'per task':<14} {'A':>12} {'B':>12} {'A - B':>12} {'r':>7} {'median r':>9}"]
     for name, m in comparison.per_task.items():
         digits = 6 if name == "cost_usd" else 1
@@ -185,7 +185,7 @@ def render_comparison_text(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
-def _p(value: float) -> str:
+def p_value_text(value: float) -> str:
     if value == 0.0:
         return "<1e-300"  # the exact tail underflows a float: over a thousand wins and no loss
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"

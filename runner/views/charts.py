@@ -1,4 +1,5 @@
-"""The report's charts as static SVG: per-window learning curves and cost per task against Avg H.
+"""The report's charts as static SVG: per-window learning curves, cost per task against Avg H, and a
+comparison's paired differences with their intervals.
 
 Drawn with matplotlib because it writes plain SVG that needs no script, no font download and no
 network to show: the HTML report stays one file that opens anywhere, prints, and weighs kilobytes
@@ -22,7 +23,8 @@ from matplotlib.ticker import MaxNLocator
 
 from runner.report import StreamReport
 
-__all__ = ["CellKey", "Intervals", "cost_scatter_svg", "learning_curve_svg", "stream_label"]
+__all__ = ["CellKey", "DiffRow", "Intervals", "cost_scatter_svg", "difference_svg", "learning_curve_svg",
+           "stream_label"]
 
 HIDDEN, SPECIFIED = "hidden", "fully_specified"
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
@@ -115,6 +117,38 @@ def cost_scatter_svg(streams: Sequence[StreamReport], intervals: Intervals, salt
         axes.set_xlim(left=0)
     axes.grid(alpha=0.3)
     _legend(axes)
+    return _svg(figure, salt)
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One paired difference A - B in score points, with its interval (None: too few pairs for one)."""
+
+    label: str
+    diff: float
+    interval: tuple[float, float] | None
+
+
+def difference_svg(rows: Sequence[DiffRow], title: str, salt: str) -> str:
+    """One row per figure, top to bottom: the difference as a point, its interval as a bar, and the line
+    of no difference, so a bar that crosses it reads at a glance as "not shown either way"."""
+    figure = Figure(figsize=(6.4, 0.9 + 0.32 * max(1, len(rows))))
+    axes = figure.add_subplot()
+    ys = list(range(len(rows), 0, -1))
+    for y, row in zip(ys, rows, strict=True):
+        colour = PALETTE[0] if row.interval is None or row.interval[0] > 0 or row.interval[1] < 0 else "#777777"
+        error = None if row.interval is None else [[row.diff - row.interval[0]], [row.interval[1] - row.diff]]
+        axes.errorbar([row.diff], [y], xerr=error, fmt="o", color=colour, capsize=3, markersize=4)
+    axes.axvline(0, color="#444444", linewidth=0.8)
+    axes.set_yticks(ys, [row.label for row in rows], fontsize=8)
+    axes.set_ylim(0.4, len(rows) + 0.6)
+    # Symmetric about 0 and only as wide as the figures need (a 3-point difference stays visible).
+    reach = max([5.0, *(abs(row.diff) for row in rows),
+                 *(abs(bound) for row in rows if row.interval is not None for bound in row.interval)])
+    axes.set_xlim(-min(102.0, reach * 1.1), min(102.0, reach * 1.1))
+    axes.set_xlabel("A - B, score points (95% paired bootstrap interval)")
+    axes.set_title(title, fontsize=10)
+    axes.grid(axis="x", alpha=0.3)
     return _svg(figure, salt)
 
 

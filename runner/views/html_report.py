@@ -1,8 +1,7 @@
 """The report as one self-contained HTML page: `shiftbench report RUN_ID --html FILE`.
 
-One file, nothing fetched at view time: styles inline, charts inline SVG (`runner.views.charts`), and a
-Content-Security-Policy that forbids every network load, so a page that would reach out fails loudly
-in the browser instead of silently depending on the network. Sections, in reading order: the run's
+One file, nothing fetched at view time (`runner.views.html_page`: inline styles and SVG charts, a
+Content-Security-Policy that forbids every network load). Sections, in reading order: the run's
 heading, the leaderboard, the cost / Avg H scatter, one learning-curve chart per scenario, the
 per-setting table with links to each setting's failed episodes, those transcripts, and provenance.
 """
@@ -10,17 +9,16 @@ per-setting table with links to each setting's failed episodes, those transcript
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from html import escape
 
 from runner.report import Report, StreamReport, scenario_sort_key
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
+from runner.views.html_page import facts, figure, page, score, section, table
 from runner.views.transcript import FailedSetting, SettingKey, Transcript, json_text
 from simulators.record import Step
 
 __all__ = ["render_html", "report_intervals"]
-
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def report_intervals(report: Report) -> dict[CellKey, tuple[float, float]]:
@@ -49,18 +47,16 @@ def render_html(report: Report, intervals: Intervals | None = None,
     intervals = report_intervals(report) if intervals is None else intervals
     failed = failed or {}
     anchors = {key: f"failed-{index}" for index, key in enumerate(failed)}
-    body = [
+    return page(f"shiftbench run {report.run_id}", [
         _heading(report),
-        _section("Leaderboard", _leaderboard(report, intervals)),
-        _section("Charts", "<div class=charts>" + _figure(cost_scatter_svg(report.streams, intervals, "scatter"),
-                                                          "scatter", "all streams")
-                 + _curves(report, intervals) + "</div>"),
-        _section("Settings", _settings(report, intervals, failed, anchors)),
-        _section("Failed episodes", _failed(report, failed, anchors)),
-        _section("Provenance", _provenance(report)),
-    ]
-    return _PAGE.format(title=escape(f"shiftbench run {report.run_id}"), csp=CSP, style=_STYLE,
-                        body="\n".join(body))
+        section("Leaderboard", _leaderboard(report, intervals)),
+        section("Charts", "<div class=charts>" + figure(cost_scatter_svg(report.streams, intervals, "scatter"),
+                                                        "scatter", "all streams")
+                + _curves(report, intervals) + "</div>"),
+        section("Settings", _settings(report, intervals, failed, anchors)),
+        section("Failed episodes", _failed(report, failed, anchors)),
+        section("Provenance", _provenance(report)),
+    ])
 
 
 def _heading(report: Report) -> str:
@@ -76,35 +72,12 @@ def _heading(report: Report) -> str:
             "bands are 95% bootstrap intervals (task families resampled within each setting).</p></header>")
 
 
-def _section(title: str, content: str) -> str:
-    return f"<section><h2>{escape(title)}</h2>\n{content}\n</section>"
-
-
-def _figure(svg: str, kind: str, caption: str) -> str:
-    return f"<figure class=chart data-chart={kind} aria-label=\"{escape(caption)}\">{svg}</figure>"
-
-
 def _curves(report: Report, intervals: Intervals) -> str:
     scenarios = sorted({name for stream in report.streams for name in stream.settings}, key=scenario_sort_key)
     if not scenarios:
         return "<p>No finished test episodes yet.</p>"
-    return "\n".join(_figure(learning_curve_svg(name, report.streams, intervals, f"curve-{name}"),
+    return "\n".join(figure(learning_curve_svg(name, report.streams, intervals, f"curve-{name}"),
                              "learning-curve", name) for name in scenarios)
-
-
-def _score(value: float | None, bounds: tuple[float, float] | None = None) -> str:
-    if value is None:
-        return "-"
-    if bounds is None:
-        return f"{value:.1f}"
-    return f"{value:.1f} <span class=ci>[{bounds[0]:.1f}, {bounds[1]:.1f}]</span>"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Cells are HTML already (escaped by the caller)."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _state(stream: StreamReport) -> str:
@@ -116,10 +89,10 @@ def _leaderboard(report: Report, intervals: Intervals) -> str:
     for s in report.streams:
         per = s.cost_per_task_usd.total if s.cost_per_task_usd else 0.0
         rows.append([escape(s.model), escape(s.method),
-                     _score(s.avg_h, intervals.get(CellKey(s.model, s.method, None, HIDDEN))),
-                     _score(s.avg_f, intervals.get(CellKey(s.model, s.method, None, SPECIFIED))),
+                     score(s.avg_h, intervals.get(CellKey(s.model, s.method, None, HIDDEN))),
+                     score(s.avg_f, intervals.get(CellKey(s.model, s.method, None, SPECIFIED))),
                      str(s.test_done), escape(_state(s)), f"{per:.4f}", f"{s.cost_usd.total:.2f}"])
-    return _table(["model", "method", "Avg H", "Avg F", "test", "state", "$ / task", "total $"], rows)
+    return table(["model", "method", "Avg H", "Avg F", "test", "state", "$ / task", "total $"], rows)
 
 
 def _settings(report: Report, intervals: Intervals, failed: Mapping[SettingKey, FailedSetting],
@@ -133,11 +106,11 @@ def _settings(report: Report, intervals: Intervals, failed: Mapping[SettingKey, 
                 f"<a href=\"#{anchors[key]}\">{missed.total} failed</a>"
             bounds = intervals.get(CellKey(s.model, s.method, name, HIDDEN)), \
                 intervals.get(CellKey(s.model, s.method, name, SPECIFIED))
-            rows.append([escape(name), escape(s.model), escape(s.method), _score(setting.hidden, bounds[0]),
-                         _score(setting.fully_specified, bounds[1]), f"{setting.n}/{setting.planned}",
+            rows.append([escape(name), escape(s.model), escape(s.method), score(setting.hidden, bounds[0]),
+                         score(setting.fully_specified, bounds[1]), f"{setting.n}/{setting.planned}",
                          link if failed else "-"])
     rows.sort(key=lambda row: scenario_sort_key(row[0]))
-    return _table(["setting", "model", "method", "H", "F", "done", "failed episodes"], rows)
+    return table(["setting", "model", "method", "H", "F", "done", "failed episodes"], rows)
 
 
 def _failed(report: Report, failed: Mapping[SettingKey, FailedSetting], anchors: Mapping[SettingKey, str]) -> str:
@@ -187,35 +160,4 @@ def _provenance(report: Report) -> str:
     p = report.provenance
     items = [("journal", report.journal), ("code version", p.code_version), ("config hash", p.config_hash),
              ("dataset", p.dataset_path), ("dataset fingerprint", p.dataset_fingerprint)]
-    facts = "".join(f"<dt>{escape(k)}</dt><dd><code>{escape(v)}</code></dd>" for k, v in items)
-    return f"<dl>{facts}</dl><p><b>config</b></p><pre>{escape(json_text(p.config))}</pre>"
-
-
-_STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
-h3{font-size:1em}table{border-collapse:collapse;margin:.5em 0}
-th,td{padding:.25em .7em;border-bottom:1px solid #eee;text-align:left}th{background:#f6f6f6}
-td:nth-child(n+3){font-variant-numeric:tabular-nums}.ci{color:#777;font-size:.85em}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(500px,1fr));gap:.5em 1.5em}
-figure.chart{margin:0}figure.chart svg{max-width:100%;height:auto}
-pre{background:#f7f7f7;padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:12px}
-details{border:1px solid #e4e4e4;border-radius:4px;margin:.4em 0;padding:.3em .6em}
-summary{cursor:pointer}.note{color:#666;font-size:.9em}.thought{color:#555;font-style:italic}
-dt{font-weight:bold;float:left;clear:left;width:11em}dd{margin-left:12em}
-"""
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{style}</style>
-</head>
-<body>
-{body}
-</body>
-</html>
-"""
+    return f"{facts(items)}<p><b>config</b></p><pre>{escape(json_text(p.config))}</pre>"
