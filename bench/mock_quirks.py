@@ -18,6 +18,9 @@ against each behaviour without building one:
     sees_tool_results        False: the chat template drops `role: tool` messages (not in the prompt,
                              so not in `prompt_tokens` either)
     tool_choice_needs_tools  `tool_choice` without `tools` -> HTTP 400 (a strict server)
+    rejects_unknown_fields   a body field outside the chat-completions fields it implements (KNOWN_FIELDS,
+                             which has no `prompt_cache_key`) -> HTTP 400, as a request model that forbids
+                             extra fields answers
     context_tokens           a prompt longer than this -> HTTP 400 in `context_error`'s shape
 
 Prompt tokens are counted as ~4 bytes of the visible messages and tools, so a dropped tool result
@@ -35,7 +38,7 @@ import orjson
 
 from bench.mock_provider import JSON, Failure, Recorded, Reply, Responder, Response, tool_loop
 
-__all__ = ["MODES", "Quirks", "context_failure", "visible_prompt_tokens", "with_quirks"]
+__all__ = ["KNOWN_FIELDS", "MODES", "Quirks", "context_failure", "visible_prompt_tokens", "with_quirks"]
 
 ContextError = Literal["openai", "llama.cpp"]
 
@@ -43,6 +46,13 @@ ContextError = Literal["openai", "llama.cpp"]
 # validation error, in an OpenAI-style error with type internal_server_error, HTTP 500).
 NULL_CONTENT_ERROR = ("[{'type': 'string_type', 'loc': ('body', 'messages', 2, 'typed-dict', 'content'), "
                       "'msg': 'Input should be a valid string', 'input': None}]")
+
+
+KNOWN_FIELDS = frozenset({
+    "model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens", "max_completion_tokens",
+    "stream", "stream_options", "temperature", "top_p", "stop", "seed", "n", "response_format",
+    "presence_penalty", "frequency_penalty", "logit_bias", "user"})
+"""The fields a strict server of the mock implements: the long-standing chat-completions ones."""
 
 
 @dataclass(frozen=True)
@@ -54,13 +64,14 @@ class Quirks:
     tool_calls_need_required: bool = False
     sees_tool_results: bool = True
     tool_choice_needs_tools: bool = False
+    rejects_unknown_fields: bool = False
     context_tokens: int | None = None
     context_error: ContextError = "openai"
 
 
 MODES: Mapping[str, Quirks] = {
     "compliant": Quirks(),
-    "strict": Quirks(tool_choice_needs_tools=True, context_tokens=32_768),
+    "strict": Quirks(tool_choice_needs_tools=True, rejects_unknown_fields=True, context_tokens=32_768),
     "llama.cpp": Quirks(context_tokens=8_192, context_error="llama.cpp"),
     "llama.cpp-small-model": Quirks(tool_calls_need_required=True, context_tokens=8_192, context_error="llama.cpp"),
     "llama-cpp-python": Quirks(rejects_null_content=True, stream_usage=False, streamed_tool_calls=False,
@@ -97,6 +108,10 @@ def _refusal(request: Recorded, quirks: Quirks) -> Failure | None:
                                            for m in messages):
         return Failure(500, body={"error": {"message": NULL_CONTENT_ERROR, "type": "internal_server_error",
                                             "param": None, "code": None}})
+    unknown = sorted(set(body) - KNOWN_FIELDS) if quirks.rejects_unknown_fields else []
+    if unknown:
+        return Failure(400, body={"error": {"type": "invalid_request_error", "param": unknown[0], "code": None,
+                                            "message": f"{unknown[0]}: Extra inputs are not permitted"}})
     if quirks.tool_choice_needs_tools and "tool_choice" in body and not body.get("tools"):
         return Failure(400, message="\"tool_choice\" is only allowed when \"tools\" are specified")
     tokens = visible_prompt_tokens(request, quirks)

@@ -120,7 +120,8 @@ class AnthropicClient:
         outcome = await self._retrier.call(
             lambda attempt: self._endpoint.send(payload, reserve, attempt, self._read_stream),
             key=request_key(self._endpoint.url, payload))
-        return dataclasses.replace(model_response(outcome), cache_ttl=ttl if _has_marks(body) else "")
+        marked = b'"cache_control"' in payload  # the body as sent: a TTL is recorded only when one was asked
+        return dataclasses.replace(model_response(outcome), cache_ttl=ttl if marked else "")
 
     def body(self, request: ModelRequest, ttl: CacheTtl = FIVE_MINUTES) -> dict[str, JSON]:
         """The request body, stable parts first (the provider reads its cache in the order tools, system,
@@ -184,10 +185,6 @@ def _system_blocks(request: ModelRequest, mark: Mapping[str, JSON]) -> list[dict
     """The system prompt, then the method's context, each its own marked block."""
     texts = [request.system, request.context.strip()]
     return [{"type": "text", "text": text, "cache_control": dict(mark)} for text in texts if text]
-
-
-def _has_marks(body: Mapping[str, JSON]) -> bool:
-    return b'"cache_control"' in orjson.dumps(body)
 
 
 def anthropic_tools(tools: Iterable[Mapping[str, JSON]], mark: Mapping[str, JSON] | None = None

@@ -15,6 +15,7 @@ from bench.mock_cache import PrefixCache
 from bench.mock_provider import Recorded, serve_mock, tool_loop
 from bench.mock_quirks import MODES, with_quirks
 from runner.episode import EpisodeResult, run_episode
+from runner.errors import InfrastructureError
 from runner.models.registry import build_model
 from runner.models.scoped import CacheScopedModel, cache_scope
 from runner.pricing import Price, cost_usd, default_prices
@@ -207,7 +208,7 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_prompt_cache_key_per_stream_follows_the_endpoint_setting(endpoint: str, sent: bool,
                                                                         keys: None) -> None:
     cache = PrefixCache()
-    async with serve_mock(with_quirks(MODES["strict"]), cache=cache) as mock:
+    async with serve_mock(cache=cache) as mock:
         table = {endpoint: {**ENDPOINTS[endpoint], "base_url": mock.base_url + "/v1"}}
         entry = build_model(endpoint, table)
         try:
@@ -230,6 +231,25 @@ async def test_prompt_cache_key_per_stream_follows_the_endpoint_setting(endpoint
     assert cost_usd(usage, price) == pytest.approx(
         ((usage.input_tokens - usage.cached_input_tokens) * 2.0 + usage.cached_input_tokens * 0.5
          + usage.output_tokens * 8.0) / 1e6)
+
+
+async def test_a_strict_server_works_by_default_and_refuses_the_key_once_when_it_is_turned_on(keys: None) -> None:
+    """Why `prompt_cache_key` is off for generic servers: one that forbids unknown fields refuses it
+    (a rejected request, sent once, naming the field), while the default request goes through."""
+    async with serve_mock(with_quirks(MODES["strict"])) as mock:
+        table = {name: {**ENDPOINTS[name], "base_url": mock.base_url + "/v1"} for name in ("vllm", "vllm-on")}
+        default, turned_on = build_model("vllm", table), build_model("vllm-on", table)
+        try:
+            answered = await CacheScopedModel(default.client, cache_scope(STREAM, "agent")).respond(_request())
+            forbidden = "prompt_cache_key: Extra inputs are not permitted"
+            with pytest.raises(InfrastructureError, match=forbidden) as refused:
+                await CacheScopedModel(turned_on.client, cache_scope(STREAM, "agent")).respond(_request())
+        finally:
+            for entry in (default, turned_on):
+                assert entry.http is not None
+                await entry.http.aclose()
+    assert answered.turn.tool_calls and refused.value.policy.outcome == "stop_run"
+    assert len(mock.requests) == 2 and "prompt_cache_key" in mock.requests[1].body
 
 
 @pytest.mark.parametrize(("setting", "message"), [
