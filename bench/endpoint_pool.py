@@ -8,8 +8,10 @@ episode, each reply `--latency` late) behind `[endpoints.pool]` with `max_concur
 replica is the bottleneck a pool removes. A whole sweep (`start_sweep`: probe, journal, engine; blind on
 banking_l1 and retail_l1, `--pilot` tasks a window) runs against 1 replica, against 3, and against 3 of
 which the second exits once it has answered a sixth of the calls (a count, not a time). Ideal = calls x
-latency / (per-replica limit x replicas alive). Rewards must be the same in every case; calls per replica
-come from the journal (`Reader.replica_calls`).
+latency / (per-replica limit x replicas); with one dying, every replica busy until it has answered its
+share (d calls each) and the survivors busy for the rest: d x latency / limit + (calls - 3d) x latency /
+(2 x limit). Wall time is the whole `start_sweep` (suite load, probe, journal included). Rewards must be
+the same in every case; calls per replica come from the journal (`Reader.replica_calls`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class PoolResult:
     wall_s: float
     calls: int
     per_replica: list[tuple[str, int]]
+    retried: int
+    """Calls answered only after more than one attempt."""
     rewards: dict[str, float]
     status: str
 
@@ -77,9 +81,9 @@ async def run_case(case: PoolCase, suite: Path, folder: Path, pilot: int, limit:
         calls = await reader.model_call_count(outcome.run_id) - 1  # less the probe
         ends = await reader.episode_ends(outcome.run_id)
     names = {u + "/v1": f"r{i + 1}" for i, u in enumerate(urls)}
-    per_replica = [(names.get(r.replica, r.replica), r.answered) for r in by_replica] or [("r1", calls)]
+    per_replica = sorted((names.get(r.replica, r.replica), r.answered) for r in by_replica) or [("r1", calls)]
     rewards = {f"{e.scenario}/{i}": e.reward for i, e in enumerate(ends)}
-    return PoolResult(case, wall, calls, per_replica, rewards, outcome.status)
+    return PoolResult(case, wall, calls, per_replica, sum(r.retried for r in by_replica), rewards, outcome.status)
 
 
 async def _main(pilot: int, limit: int, latency_s: float, suite: Path | None) -> None:
@@ -93,16 +97,25 @@ async def _main(pilot: int, limit: int, latency_s: float, suite: Path | None) ->
         results = [first] + [await run_case(c, suite, folder, pilot, limit, latency_s) for c in cases]
     print(f"endpoint pools: {first.calls} calls, {latency_s * 1000:.0f} ms a reply, max_concurrency {limit} per "
           f"replica; load average {load_average()}")
-    print("| case | status | wall s | ideal s | wall / ideal | calls per replica | rewards as 1 replica |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | status | wall s | ideal s | wall / ideal | calls per replica | retried | rewards as 1 replica |")
+    print("|---|---|---|---|---|---|---|---|")
     for result in results:
-        alive = result.case.replicas if result.case.dies_after is None else result.case.replicas - 1
-        ideal = result.calls * latency_s / (limit * alive)
+        ideal = _ideal(result, latency_s, limit)
         spread = ", ".join(f"{name} {n}" for name, n in result.per_replica)
         died = f" (r2 exited at its answer {result.case.dies_after})" if result.case.dies_after else ""
         same = "yes" if result.rewards == first.rewards else "NO"
         print(f"| {result.case.name} | {result.status} | {result.wall_s:.2f} | {ideal:.2f} | "
-              f"{result.wall_s / ideal:.2f} | {spread}{died} | {same} |")
+              f"{result.wall_s / ideal:.2f} | {spread}{died} | {result.retried} | {same} |")
+
+
+def _ideal(result: PoolResult, latency_s: float, limit: int) -> float:
+    """All replicas busy all the time; with one dying: all of them until its last answer (so about its
+    count each), the survivors for the rest."""
+    replicas = result.case.replicas
+    if result.case.dies_after is None:
+        return result.calls * latency_s / (limit * replicas)
+    dead = dict(result.per_replica).get("r2", 0)
+    return dead * latency_s / limit + (result.calls - replicas * dead) * latency_s / (limit * (replicas - 1))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

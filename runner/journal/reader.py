@@ -120,7 +120,8 @@ WHERE c.run_id = ?
 GROUP BY 1, 2, 3, 4
 """
 _REPLICA_CALLS = """
-SELECT model, replica, sum(status = 'ok'), sum(status != 'ok'), max(CASE WHEN status = 'ok' THEN created_at END)
+SELECT model, replica, sum(status = 'ok'), sum(status != 'ok'), sum(status = 'ok' AND attempts > 1),
+       max(CASE WHEN status = 'ok' THEN created_at END)
 FROM model_calls WHERE run_id = ? AND replica != '' GROUP BY model, replica ORDER BY model, replica
 """
 _EPISODE_ENDS = """

@@ -285,6 +285,8 @@ class ReplicaCalls(NamedTuple):
     replica: str
     answered: int
     failed: int
+    retried: int
+    """Answered after more than one attempt (a failover between replicas is no extra attempt)."""
     last_answered_at: float | None
     """Epoch seconds of its latest answered call (when it was journaled)."""
 
