@@ -174,7 +174,7 @@ def _probe_rows(run_id: str, probes: list[ProbeResult], prices: dict[str, Price 
         batch.model_call(ModelCallRow(
             run_id, "probe", "", "probe", probe.model, "", "ok", probe.response.attempts, False, usage.input_tokens,
             usage.cached_input_tokens, usage.cache_write_tokens, usage.output_tokens,
-            cost_usd(usage, prices.get(probe.model)), probe.latency_s, time.time(), ""))
+            cost_usd(usage, prices.get(probe.model)), probe.latency_s, time.time(), "", replica=probe.response.replica))
     return batch
 
 

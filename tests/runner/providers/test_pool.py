@@ -120,7 +120,10 @@ async def test_a_refused_replica_fails_over_without_using_an_attempt_then_its_br
     dead = refused_url()
     async with serve_mock() as mock, httpx.AsyncClient() as http:
         live = mock.base_url + "/v1"
-        replicas = [Replica(url, url, RateLimiter(), CircuitBreaker(POLICY, label=url)) for url in (dead, live)]
+        # Probes far apart: on a slow machine the dead replica's first probe still comes after these calls.
+        policy = BreakerPolicy(failures_to_open=2, first_probe_s=3600.0, max_probe_interval_s=3600.0,
+                               give_up_after_s=7200.0)
+        replicas = [Replica(url, url, RateLimiter(), CircuitBreaker(policy, label=url)) for url in (dead, live)]
         pool = Router(replicas)
         ledger = RequestLedger(3)
         client = OpenAICompatClient("m", base_url=dead, api_key="k", http=http, router=pool,
