@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from runner.progress import RunProgress, StreamProgress
+from runner.providers.waits import BREAKER_OPEN, QUOTA
 from simulators.errors import ShiftbenchInputError
 
 __all__ = [
@@ -137,9 +138,14 @@ def stream_state(stream: StreamProgress, progress: RunProgress) -> str:
         return stream.phase
     if progress.stop_reason:
         return "stopping"
+    held = set(stream.held.values())
+    if BREAKER_OPEN in held:
+        return BREAKER_OPEN  # the endpoint is down for now: no quota will help
     wait = stream.quota_until - progress.clock()
     if wait > 0:
-        return f"waiting for quota ({wait:.0f}s)"
+        return f"{QUOTA} ({wait:.0f}s)"
+    if QUOTA in held:
+        return QUOTA
     return stream.phase
 
 

@@ -4,7 +4,7 @@ Kept in memory (not read back from the journal) so the display costs nothing on 
 
 What tells a stuck stream from a slow one: per stream, the turn count of each episode in flight (a
 slow provider shows turns that still advance), the time since its last finished episode, its
-episodes per minute, and its state (waiting for quota after a 429, stopping). The run's ETA is the
+episodes per minute, and its state (breaker open, waiting for quota, stopping). The run's ETA is the
 longer of two estimates: the remaining units at the run's rate, and the slowest stream's remaining
 serving episodes at that stream's own serving rate, since serving runs strictly in order and is the
 critical path however many test episodes run beside it.
@@ -71,6 +71,9 @@ class StreamProgress:
     """Serving episodes already done when this process started."""
     quota_until: float = 0.0
     """Clock time until which a call of this stream waits out a rate limit (429)."""
+    held: dict[int, str] = field(default_factory=dict)
+    """Call -> why it is held before it is sent ("breaker open", "waiting for quota"), for each of the
+    stream's calls that waits at its endpoint's breaker or rate limiter (`runner.providers.waits`)."""
 
     @property
     def done(self) -> int:
@@ -84,6 +87,13 @@ class StreamProgress:
         self.test_done += 1
         target = self.hidden_rewards if category == "hidden" else self.specified_rewards
         target.append(reward)
+
+    def call_held(self, call: int, reason: str | None) -> None:
+        """A call of this stream waits for `reason` before it is sent, or (None) no longer does."""
+        if reason is None:
+            self.held.pop(call, None)
+        else:
+            self.held[call] = reason
 
     def turn_started(self, unit_id: str) -> None:
         self.in_flight[unit_id] = self.in_flight.get(unit_id, 0) + 1

@@ -8,7 +8,8 @@
              policy stops the run ("resume later")
 
 `BreakerState` holds the decisions, plain and synchronous with the time passed in, so it is tested
-without sleeping; `CircuitBreaker` only waits for its turn. The dashboard reads `paused_for`.
+without sleeping; `CircuitBreaker` only waits for its turn. The dashboard reads `paused_for`, and a call
+held by an open breaker says so (`runner.providers.waits`) for its stream's row.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import anyio
 
 from runner.providers.failures import AttemptFailed
 from runner.providers.taxonomy import Failure
+from runner.providers.waits import BREAKER_OPEN, report_wait
 
 __all__ = ["BreakerPolicy", "BreakerState", "CircuitBreaker", "Ticket", "Turn"]
 
@@ -148,20 +150,32 @@ class CircuitBreaker:
             self._wake()
 
     async def _turn(self) -> Ticket:
-        while True:
-            turn = self.state.turn(self._clock())
-            if turn.ticket is not None:
-                return turn.ticket
-            if turn.down:
-                raise AttemptFailed(Failure.ENDPOINT_DOWN, f"{self.label} has failed every request for "
-                                    f"{self.state.policy.give_up_after_s:g}s (circuit breaker open)", final=True)
-            if self._changed is None:
-                self._changed = anyio.Event()
-            changed = self._changed
-            until_down = self.state.policy.give_up_after_s - (self._clock() - (self.state.opened_at or 0.0))
-            wait = min(turn.wait_s if turn.wait_s is not None else math.inf, max(0.0, until_down))
-            with anyio.move_on_after(wait):
-                await changed.wait()
+        held = False  # said once, when the call first has to wait, and unsaid however the wait ends
+        try:
+            while True:
+                turn = self.state.turn(self._clock())
+                if turn.ticket is not None:
+                    return turn.ticket
+                if turn.down:
+                    raise AttemptFailed(Failure.ENDPOINT_DOWN, f"{self.label} has failed every request for "
+                                        f"{self.state.policy.give_up_after_s:g}s (circuit breaker open)", final=True)
+                if not held:
+                    held = True
+                    report_wait(BREAKER_OPEN)
+                await self._wait(turn)
+        finally:
+            if held:
+                report_wait(None)
+
+    async def _wait(self, turn: Turn) -> None:
+        """Until a call settles (the state may have changed), the next probe is due, or the give-up time."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        changed = self._changed
+        until_down = self.state.policy.give_up_after_s - (self._clock() - (self.state.opened_at or 0.0))
+        wait = min(turn.wait_s if turn.wait_s is not None else math.inf, max(0.0, until_down))
+        with anyio.move_on_after(wait):
+            await changed.wait()
 
     def _wake(self) -> None:
         if self._changed is not None:

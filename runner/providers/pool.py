@@ -44,6 +44,7 @@ from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt
 from runner.providers.secret import Secret
 from runner.providers.taxonomy import Failure
+from runner.providers.waits import BREAKER_OPEN, report_wait
 
 __all__ = ["FAILOVER", "PooledEndpoint", "Replica", "Route", "Router", "SecretSet", "pooled"]
 
@@ -205,19 +206,28 @@ class PooledEndpoint:
             return result
 
     async def _route(self, attempt: Attempt, tried: set[int], last: AttemptFailed | None) -> int:
-        while True:
-            route = self.router.route(self.router.now(), tried)
-            if route.index is not None:
-                return route.index
-            if route.exhausted:
-                assert last is not None  # a replica was tried, so one failed
-                raise last
-            if route.down:
-                policy = self.router.replicas[0].breaker.state.policy
-                raise AttemptFailed(Failure.ENDPOINT_DOWN, f"every replica of {self.router.label} has failed every "
-                                    f"request for {policy.give_up_after_s:g}s (circuit breakers open)", final=True)
-            attempt.pause_clock()  # waiting for a replica to come back is not the provider being slow
-            await self.router.wait(route.wait_s)
+        held = False  # every replica's breaker is open: the call says so while it waits
+        try:
+            while True:
+                route = self.router.route(self.router.now(), tried)
+                if route.index is not None:
+                    return route.index
+                if route.exhausted:
+                    assert last is not None  # a replica was tried, so one failed
+                    raise last
+                if route.down:
+                    policy = self.router.replicas[0].breaker.state.policy
+                    raise AttemptFailed(Failure.ENDPOINT_DOWN, f"every replica of {self.router.label} has failed "
+                                        f"every request for {policy.give_up_after_s:g}s (circuit breakers open)",
+                                        final=True)
+                if not held:
+                    held = True
+                    report_wait(BREAKER_OPEN)
+                attempt.pause_clock()  # waiting for a replica to come back is not the provider being slow
+                await self.router.wait(route.wait_s)
+        finally:
+            if held:
+                report_wait(None)
 
 
 def pooled(router: Router, build: Callable[[Replica], Endpoint]) -> PooledEndpoint:

@@ -26,6 +26,7 @@ import anyio
 
 from runner.limits import CALL_PRIORITY
 from runner.providers.headers import LimitReading, read_limits
+from runner.providers.waits import QUOTA, WaitReason, report_wait
 
 __all__ = ["Aimd", "Bucket", "Decision", "LimitState", "Permit", "RateLimiter", "RateLimits"]
 
@@ -143,6 +144,14 @@ class LimitState:
         self.in_flight += 1
         return Decision(permit=Permit(tokens, self.concurrency.epoch))
 
+    def short_of_quota(self, tokens: float, now: float) -> bool:
+        """Held by a rate limit rather than by the endpoint's configured concurrency: a requests- or
+        tokens-per-minute bucket is refilling, or 429s have cut the concurrency below its ceiling."""
+        if self.requests.wait_for(1, now) > 0 or self.tokens.wait_for(tokens, now) > 0:
+            return True
+        cut = self.concurrency.allowed < self.concurrency.ceiling
+        return cut and self.in_flight >= self.concurrency.allowed
+
     def release(self, permit: Permit, now: float) -> None:
         self.in_flight -= 1
         used = permit.used_tokens if permit.used_tokens is not None else 0.0
@@ -208,6 +217,7 @@ class RateLimiter:
         serving calls (the critical path) still go first."""
         priority = CALL_PRIORITY.get()
         self._waiting[priority] = self._waiting.get(priority, 0) + 1
+        told: WaitReason | None = None
         try:
             while True:
                 retry_in: float | None = None
@@ -216,6 +226,7 @@ class RateLimiter:
                     if decision.permit is not None:
                         return decision.permit
                     retry_in = decision.retry_in
+                told = self._tell(tokens, told)
                 if self._changed is None:
                     self._changed = anyio.Event()
                 changed = self._changed
@@ -223,7 +234,16 @@ class RateLimiter:
                     await changed.wait()
         finally:
             self._waiting[priority] -= 1
+            if told is not None:
+                report_wait(None)
             self._wake()  # those it held back may go now
+
+    def _tell(self, tokens: float, told: WaitReason | None) -> WaitReason | None:
+        """Say (when it changes) whether this wait is for quota, not for one of the configured slots."""
+        reason = QUOTA if self._state.short_of_quota(tokens, self._clock()) else None
+        if reason != told:
+            report_wait(reason)
+        return reason
 
     def _more_urgent_waiting(self, priority: int) -> bool:
         return any(count for level, count in self._waiting.items() if level < priority)

@@ -241,3 +241,16 @@ def test_a_stream_tells_stuck_from_slow_and_shows_a_stop_at_once() -> None:
     text = _plain(buffer)
     assert "stopping: budget cap $5.00 reached" in text and "run run-7 stopping" in text
     assert stream_state(pitch, progress) == "stopping"
+
+
+def test_a_stream_whose_calls_are_held_says_by_what_the_breaker_first() -> None:
+    clock = Clock()
+    progress = make_progress(clock)
+    pitch = next(s for s in progress.streams.values() if s.scenario == "pitch_l1")
+    pitch.call_held(1, "waiting for quota")  # a bucket refills: no 429 yet, so no countdown
+    assert stream_state(pitch, progress) == "waiting for quota"
+    pitch.call_held(2, "breaker open")  # another call waits on the paused endpoint: no quota will help it
+    assert stream_state(pitch, progress) == "breaker open"
+    pitch.call_held(2, None)
+    pitch.call_held(1, None)
+    assert stream_state(pitch, progress) == "serving"
