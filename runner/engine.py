@@ -4,7 +4,9 @@ Per stream (model, method, scenario):
 - serving tasks run block by block (block size 1 by default); a block's episodes run concurrently
   against the method state frozen before the block; then `learn`, then ONE transaction journals the
   block's episodes (with the method checkpoint every CHECKPOINT_EVERY serving episodes and at window
-  ends). The next block starts only after that commit.
+  ends). The next block starts once that transaction is handed to the writer, and is itself handed
+  over only after it is committed: the writer commits in arrival order, so the journal always holds a
+  prefix of the serving blocks, and a crash loses at most the last two (a resume runs them again).
 - when a window's serving part has been learned from, its test set starts against a frozen copy of
   the method state and runs concurrently with the next window's serving; with `--repeats K` each test
   task is K units against that same frozen state (serving stays one stream).
@@ -26,7 +28,7 @@ from methods.registry import get_method_spec
 from runner.budget import BudgetExhausted
 from runner.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.errors import InfrastructureError, RunAborted
-from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Journal
+from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Handed, Journal
 from runner.limits import SERVING, TEST
 from runner.models.stack import ClientStack
 from runner.plan import Stream, Unit, serving_blocks, window_tasks
@@ -89,6 +91,8 @@ class Engine:
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
     _unsaved: dict[str, int] = field(default_factory=dict)
     """Per stream, serving episodes learned from since its last checkpoint."""
+    _handed: dict[str, Handed] = field(default_factory=dict)
+    """Per stream, its last serving block handed to the writer (maybe not committed yet)."""
 
     def __post_init__(self) -> None:
         self.stop.progress = self.progress
@@ -117,7 +121,8 @@ class Engine:
                            if unit.unit_id not in done]
                 if pending:
                     state = await self._window_state(stream, window, window_states)
-                    tests.start_soon(self._run_test_set, stream, state, pending)
+                    tests.start_soon(self._run_test_set, stream, state, pending, self._handed.get(stream.stream_id))
+            await self._serving_durable(stream)  # a failed commit stops the run here, not silently
             live.phase = "testing"
         live.phase = "stopped" if self.stop.requested else "done"
 
@@ -169,7 +174,10 @@ class Engine:
                 batch.checkpoint(self.run_id, stream.stream_id, CheckpointKey.window_end(block[-1].window), position,
                                  state)
             unsaved = 0
-        await self.journal.commit(batch)
+        # The block before must be committed before this one is handed over: if its commit failed, this
+        # one (learned on top of it) must never reach the journal without it.
+        await self._serving_durable(stream)
+        self._handed[stream.stream_id] = await self.journal.hand_over(batch)
         self._unsaved[stream.stream_id] = unsaved
         live = self.progress.streams[stream.stream_id]
         live.serving_done += len(block)
@@ -178,7 +186,16 @@ class Engine:
 
     # ------------------------------------------------------------------------------------------- tests
 
-    async def _run_test_set(self, stream: Stream, state: JSON, units: list[Unit]) -> None:
+    async def _serving_durable(self, stream: Stream) -> None:
+        handed = self._handed.pop(stream.stream_id, None)
+        if handed is not None:
+            await handed.durable()
+
+    async def _run_test_set(self, stream: Stream, state: JSON, units: list[Unit], serving: Handed | None) -> None:
+        """`serving`: the window's last serving block, committed before any test episode of it starts, so a
+        journaled test episode always has its window's serving in the journal too."""
+        if serving is not None:
+            await serving.durable(observe=False)
         frozen = self.build_method(stream)
         frozen.load(state)
         limiter = anyio.CapacityLimiter(TEST_EPISODES_IN_FLIGHT)

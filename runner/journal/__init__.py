@@ -5,6 +5,8 @@ place in shiftbench that holds SQL (a test fails on SQL anywhere else in the sou
         await journal.commit(Batch(urgent=True).episode(row).unit_done(run_id, unit_id))
         await journal.enqueue(Batch().model_call(call))           # not awaited: durable before any
                                                                    # batch committed after it
+        handed = await journal.hand_over(block_batch)              # go on; `await handed.durable()`
+                                                                   # before anything that needs it
         done = await journal.read.done_units(run_id, stream_id)    # committed rows only
     async with read_only(path) as reader:                          # reports, `runs`: no writer
         spend = await reader.spend(run_id)
@@ -80,7 +82,7 @@ from runner.journal.rows import (
     UnitRow,
 )
 from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync, vacuum
-from runner.journal.writer import Journal, JournalObserver, open_journal, read_only
+from runner.journal.writer import Handed, Journal, JournalObserver, open_journal, read_only
 
 __all__ = [
     "AuditCaseRow",
@@ -99,6 +101,7 @@ __all__ = [
     "EpisodeRow",
     "FinishedEpisode",
     "FinishedSpend",
+    "Handed",
     "Journal",
     "JournalError",
     "JournalObserver",

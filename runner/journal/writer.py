@@ -27,7 +27,7 @@ from runner.journal.batch import Batch
 from runner.journal.reader import Reader
 from runner.journal.schema import connect_reader, connect_writer
 
-__all__ = ["Journal", "JournalObserver", "open_journal", "read_only"]
+__all__ = ["Handed", "Journal", "JournalObserver", "open_journal", "read_only"]
 
 GROUP_LIMIT = 256
 """Batches folded into one transaction at most."""
@@ -94,6 +94,24 @@ class _Pending:
     awaited: bool = True
 
 
+class Handed:
+    """A batch the writer has, maybe not committed yet (`Journal.hand_over`)."""
+
+    def __init__(self, pending: _Pending, observer: JournalObserver | None) -> None:
+        self._pending = pending
+        self._observer = observer
+
+    async def durable(self, observe: bool = True) -> None:
+        """Wait until the batch is committed; raise its error if it failed. `observe=False`: a second
+        waiter, not counted by the meter (bench/), which times the one on the serving path."""
+        started = time.perf_counter()
+        await self._pending.done.wait()
+        if observe and self._observer is not None:
+            self._observer.committed(self._pending.batch, time.perf_counter() - started)
+        if self._pending.error is not None:
+            raise self._pending.error
+
+
 class Journal:
     """Write through `commit` / `enqueue` with a `Batch` of typed rows; read through `read` (named
     queries on a read-only connection that sees committed rows only)."""
@@ -137,6 +155,16 @@ class Journal:
             self._observer.committed(batch, time.perf_counter() - started)
         if pending.error is not None:
             raise pending.error
+
+    async def hand_over(self, batch: Batch) -> Handed:
+        """Hand a batch to the writer and go on; `await handed.durable()` when it must be committed. For a
+        serving block: the next block runs while it is written, which is safe because the writer commits
+        in arrival order (urgent batches too, among themselves), so a crash that loses this block loses
+        every block handed over after it as well, and a resume runs them again from here."""
+        self._raise_deferred()
+        pending = _Pending(batch)
+        await self._sender.send(pending)
+        return Handed(pending, self._observer)
 
     async def enqueue(self, batch: Batch) -> None:
         """Hand a batch to the writer without waiting for it. For rows whose loss in a crash costs

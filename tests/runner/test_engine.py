@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import anyio
@@ -55,7 +56,8 @@ def stream_of(scenario: Scenario) -> Stream:
     return Stream("script", "counting", scenario, scenario.serving, scenario.test)
 
 
-async def test_block_size_one_never_starts_before_the_previous_episode_is_journaled(tmp_path: Path) -> None:
+async def test_block_size_one_starts_once_the_previous_episode_is_learned_and_handed_to_the_writer(
+        tmp_path: Path) -> None:
     scenario = toy_scenario(windows=3, serving_per_window=5, test_per_window=2)
     stream = stream_of(scenario)
     last_journaled: list[tuple[int, int]] = []
@@ -66,8 +68,8 @@ async def test_block_size_one_never_starts_before_the_previous_episode_is_journa
         position = int(request.messages[0].content.split("\n", 1)[0].split(": ")[1])
         is_serving = request.messages[0].content.split("case c-")[1].startswith("s")
         if first_turn and is_serving:
-            # The previous episode and its learning step are in the journal (the episode row, which a
-            # resume replays `learn` on) and the live method has learned from everything before.
+            # The live method has learned from everything before; the journal holds every episode but the
+            # previous one at least (whose transaction the writer has: it may still be committing it).
             row = await journal_box[0].fetchone(
                 "SELECT max(u.position) FROM units u JOIN episodes e USING (run_id, unit_id) "
                 "WHERE u.phase = 'serving'", ())
@@ -82,7 +84,36 @@ async def test_block_size_one_never_starts_before_the_previous_episode_is_journa
         await create(journal, scenario, stream)
         await make_engine(journal, model, 1, instances, stream).run([stream])
     assert len(last_journaled) == 15
-    assert all(last == position - 1 for position, last in last_journaled)
+    assert all(position - 2 <= last <= position - 1 for position, last in last_journaled)
+
+
+async def test_the_next_serving_block_runs_while_the_previous_one_is_committed(tmp_path: Path) -> None:
+    """A serving block's commit is off the serving path: with the journal's write lock held by another
+    connection, the next block still starts; releasing the lock then lets both commit, in order."""
+    scenario = toy_scenario(windows=1, serving_per_window=3, test_per_window=1)
+    stream = stream_of(scenario)
+    blocker: list[sqlite3.Connection] = []
+    started_while_locked: list[int] = []
+
+    async def respond(request: ModelRequest) -> AssistantTurn:
+        position = int(request.messages[0].content.split("\n", 1)[0].split(": ")[1])
+        if position == 2 and len(request.messages) == 1 and blocker:
+            started_while_locked.append(position)
+            blocker.pop().rollback()  # let the writer commit block 1 (it was waiting on the lock)
+        return await toy_decider(lambda r: context_of(r)["best"])(request)
+
+    instances: list[CountingMethod] = []
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        lock = sqlite3.connect(tmp_path / "j.sqlite", isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")  # the write lock: block 1's commit waits (busy_timeout) until released
+        blocker.append(lock)
+        await make_engine(journal, ScriptModel(respond), 1, instances, stream).run([stream])
+        rows = await journal.fetchall("SELECT u.position FROM units u JOIN episodes e USING (run_id, unit_id) "
+                                      "WHERE u.phase = 'serving' ORDER BY u.position", ())
+    lock.close()
+    assert started_while_locked == [2]
+    assert [r[0] for r in rows] == [1, 2, 3]
 
 
 async def test_test_episodes_see_the_state_at_the_end_of_their_window(tmp_path: Path) -> None:
@@ -224,3 +255,26 @@ async def test_resume_after_a_stop_learns_exactly_as_an_uninterrupted_run(tmp_pa
         rows = await journal.fetchall("SELECT u.task_id, e.reward FROM episodes e JOIN units u USING (run_id, unit_id)")
     assert instances[0].state() == reference[0].state()
     assert all(reward == 1.0 for task_id, reward in rows if task_id.startswith("t"))
+
+
+async def test_a_failed_block_commit_stops_the_stream_before_the_next_block_reaches_the_journal(
+        tmp_path: Path) -> None:
+    """Blocks are committed strictly in order: the block learned on top of a block whose commit failed is
+    never journaled without it (a resume would otherwise replay `learn` out of order)."""
+    scenario = toy_scenario(windows=1, serving_per_window=3, test_per_window=1)
+    stream = stream_of(scenario)
+    path = tmp_path / "j.sqlite"
+    failed = stream.unit_id(scenario.serving[0])
+    with pytest.raises(BaseException) as raised:
+        async with open_journal(path) as journal:
+            await create(journal, scenario, stream)
+            planted = sqlite3.connect(path, isolation_level=None)
+            planted.execute("CREATE TRIGGER planted BEFORE INSERT ON episodes WHEN NEW.unit_id = ? "
+                            "BEGIN SELECT RAISE(ABORT, 'planted fault'); END".replace("?", f"'{failed}'"))
+            planted.close()
+            model = ScriptModel(toy_decider(lambda r: context_of(r)["best"]))
+            await make_engine(journal, model, 1, [], stream).run([stream])
+    assert "planted fault" in repr(raised.value)
+    check = sqlite3.connect(path)
+    assert check.execute("SELECT count(*) FROM episodes").fetchone() == (0,)
+    check.close()
