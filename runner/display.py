@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from runner.progress import RunProgress, StreamProgress
+from runner.progress import CacheCounter, RunProgress, StreamProgress
 from runner.providers.waits import BREAKER_OPEN, QUOTA
 from simulators.errors import ShiftbenchInputError
 
@@ -85,6 +85,7 @@ def status_line(progress: RunProgress) -> str:
         f"H {_score(avg_h)} F {_score(avg_f)}",
         f"tokens {_count(progress.input_tokens)} in {_count(progress.output_tokens)} out",
         _spend(progress),
+        f"cache {_cache(progress.cache)}",
         f"calls {progress.calls_in_flight}/{progress.call_limit}",
         f"retries {progress.retries} 429s {progress.rate_limited}",
         f"ETA {_eta(progress)}",
@@ -123,6 +124,13 @@ def _duration(seconds: float) -> str:
 def _eta(progress: RunProgress) -> str:
     eta = progress.eta_seconds()
     return "-" if eta is None else _duration(eta)
+
+
+def _cache(cache: CacheCounter) -> str:
+    """Hit rate and spend saved; '-' before any priced call."""
+    if cache.hit_rate is None:
+        return "-"
+    return f"{100 * cache.hit_rate:.0f}% hit, ${cache.saved_usd:.2f} saved"
 
 
 def _spend(progress: RunProgress) -> str:
@@ -240,9 +248,9 @@ class RichDisplay:
     def _stream_table(self) -> Table:
         table = Table(expand=False, box=None, header_style="bold", pad_edge=False)
         # The window is the dataset's own id (0- or 1-based, as the data says), as in the report.
-        right = {"window", "done", "Avg H", "Avg F", "spend", "ep/min", "last done"}
+        right = {"window", "done", "Avg H", "Avg F", "spend", "cache", "ep/min", "last done"}
         for name in ("model", "method", "scenario", "state", "window", "done", "Avg H", "Avg F", "spend",
-                     "ep/min", "last done", "in flight (turns)"):
+                     "cache", "ep/min", "last done", "in flight (turns)"):
             table.add_column(name, justify="right" if name in right else "left")
         shown, hidden = self._visible_streams()
         now, started = self.progress.clock(), self.progress.started
@@ -253,7 +261,7 @@ class RichDisplay:
             quiet = "-" if ended else f"{stream.since_progress(now, started):.0f}s ago"
             table.add_row(stream.model, stream.method, stream.scenario, stream_state(stream, self.progress),
                           f"{stream.window}/{stream.windows}", f"{stream.done}/{stream.total}",
-                          _score(avg_h), _score(avg_f), f"${stream.spent_usd:.2f}",
+                          _score(avg_h), _score(avg_f), f"${stream.spent_usd:.2f}", _cache(stream.cache),
                           "-" if rate is None else f"{rate:.1f}",
                           quiet, _in_flight(stream))
         if hidden:
@@ -280,7 +288,8 @@ class RichDisplay:
                  f"Avg H {_score(avg_h)}  Avg F {_score(avg_f)}  "
                  f"elapsed {_duration(progress.clock() - progress.started)}  ETA {_eta(progress)}"),
             Text(f"tokens {_count(progress.input_tokens)} in {_count(progress.output_tokens)} out  "
-                 f"{_spend(progress)}"),
+                 f"{_spend(progress)}  cache {_cache(progress.cache)}"
+                 + (f", {_count(progress.cache.cache_write_tokens)} written" if progress.cache.input_tokens else "")),
             Text(f"calls {progress.calls_in_flight}/{progress.call_limit} in flight  "
                  f"oldest {progress.oldest_call_age():.0f}s  retries {progress.retries}  "
                  f"429s {progress.rate_limited}  requeued {progress.episodes_requeued}"),

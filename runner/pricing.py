@@ -18,7 +18,7 @@ import functools
 import math
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -42,6 +42,8 @@ __all__ = [
     "parse_prices",
     "price_of",
     "prompt_token_bound",
+    "saved_usd",
+    "uncached_usd",
     "unpriced",
     "with_overrides",
     "worst_case_usd",
@@ -93,6 +95,20 @@ def cost_usd(usage: Usage, price: Price | None) -> float:
              + (usage.cache_write_tokens - one_hour) * price.cache_write + one_hour * price.one_hour_write
              + usage.output_tokens * price.output)
     return micro / _PER_MILLION
+
+
+def uncached_usd(usage: Usage, price: Price | None) -> float:
+    """What `usage` would cost with no prompt cache: every prompt token at the plain input rate."""
+    if price is None:
+        return 0.0
+    return (usage.input_tokens * price.input + usage.output_tokens * price.output) / _PER_MILLION
+
+
+def saved_usd(usage: Usage, price: Price | None) -> float:
+    """What prompt caching saved on `usage` at the table's rates: the same tokens uncached minus what the
+    table bills them (a cost the provider reported is left out: the saving is the tokens' own). Negative
+    when cache writes cost more than the reads saved."""
+    return uncached_usd(usage, price) - cost_usd(replace(usage, reported_cost_usd=None), price)
 
 
 # --- worst case -------------------------------------------------------------------------------------

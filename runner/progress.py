@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["Pausable", "PoolCounts", "RunProgress", "StreamProgress"]
+__all__ = ["CacheCounter", "Pausable", "PoolCounts", "RunProgress", "StreamProgress"]
 
 
 class PoolCounts(Protocol):
@@ -39,6 +39,27 @@ class Pausable(Protocol):
     def paused_for(self) -> float | None:
         """None while calls go out; else seconds until the next probe."""
         ...
+
+
+@dataclass
+class CacheCounter:
+    """Prompt caching over the priced calls sent so far: input tokens, those read from and written to the
+    provider's cache, and the spend saved against uncached prices (`runner.pricing.saved_usd`)."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    saved_usd: float = 0.0
+
+    def add(self, input_tokens: int, cached_input_tokens: int, cache_write_tokens: int, saved_usd: float) -> None:
+        self.input_tokens += input_tokens
+        self.cached_input_tokens += cached_input_tokens
+        self.cache_write_tokens += cache_write_tokens
+        self.saved_usd += saved_usd
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.cached_input_tokens / self.input_tokens if self.input_tokens else None
 
 
 RATE_SAMPLE = 50
@@ -62,6 +83,7 @@ class StreamProgress:
     hidden_rewards: list[float] = field(default_factory=list)
     specified_rewards: list[float] = field(default_factory=list)
     spent_usd: float = 0.0
+    cache: CacheCounter = field(default_factory=CacheCounter)
     in_flight: dict[str, int] = field(default_factory=dict)
     """Unit id -> agent turns so far, for each of the stream's episodes in flight."""
     finished_at: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_SAMPLE))
@@ -128,6 +150,7 @@ class RunProgress:
     input_tokens: int = 0
     output_tokens: int = 0
     spent_usd: float = 0.0
+    cache: CacheCounter = field(default_factory=CacheCounter)
     reserved_usd: float = 0.0
     budget_usd: float | None = None
     calls_in_flight: int = 0

@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from runner.audits.rates import Rate, StreamAudits, audit_rates
+from runner.cache_savings import CacheFigures, cache_by_stream, cache_total, run_price_table
 from runner.evidence.bootstrap import DEFAULT_SPEC, stream_draws
 from runner.evidence.outcomes import Outcome, task_values
 from runner.evidence.provenance import machine_meta_key, provenance_extras
@@ -30,6 +31,7 @@ from runner.evidence.repeats import RepeatSummary, repeat_summary
 from runner.evidence.seal import seal
 from runner.evidence.slices import SliceRow, slices
 from runner.journal import (
+    CacheUsage,
     CallUsage,
     EpisodeCost,
     EpisodeEnd,
@@ -52,6 +54,7 @@ __all__ = [
     "StreamReport",
     "WindowScore",
     "build_report",
+    "cache_summary",
     "percentile",
     "render_csv",
     "render_window_csv",
@@ -156,6 +159,8 @@ class StreamReport:
     limit, scored as the agent's), ..."""
     audits: StreamAudits | None = None
     """State audits and unsafe writes over the stream's retail and banking episodes (None: none audited)."""
+    cache: CacheFigures = field(default_factory=CacheFigures)
+    """Prompt caching over every call the stream sent: hit rate, writes, spend saved (`runner.cache_savings`)."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,8 @@ class Report:
     """How the intervals were drawn (draws, seed, level, what is resampled)."""
     replicas: list[ReplicaUse] = field(default_factory=list)
     """Calls per replica of each endpoint pool (none when no model is served by a pool)."""
+    cache: CacheFigures = field(default_factory=CacheFigures)
+    """Prompt caching over every call the run sent, probes included."""
 
 
 @dataclass(frozen=True)
@@ -254,6 +261,7 @@ class _Rows:
     outcomes: list[TestOutcome]
     machine: str | None
     ends: list[EpisodeEnd]
+    cache: list[CacheUsage] = field(default_factory=list)
     audits: dict[StreamKey, StreamAudits] = field(default_factory=dict)
     replicas: list[ReplicaCalls] = field(default_factory=list)
 
@@ -275,7 +283,7 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
                  spend=await reader.spend(run_id), outcomes=await reader.test_outcomes(run_id),
                  machine=await reader.meta(machine_meta_key(run_id)), ends=await reader.episode_ends(run_id),
                  audits=audit_rates(await reader.episode_audits(run_id)),
-                 replicas=await reader.replica_calls(run_id))
+                 replicas=await reader.replica_calls(run_id), cache=await reader.cache_usage(run_id))
 
 
 # ---------------------------------------------------------------- assembling
@@ -294,13 +302,17 @@ def _assemble(rows: _Rows, journal: str) -> Report:
                                       rows.audits.get(key)),
                               outcomes.get(key, []))
                for key, scenario_settings in settings.items()]
-    streams = [replace(s, end_reasons=dict(ends[(s.model, s.method)].most_common())) for s in streams]
     run = rows.run
+    prices = run_price_table(run.config)
+    cache = cache_by_stream(rows.cache, prices)
+    streams = [replace(s, end_reasons=dict(ends[(s.model, s.method)].most_common()),
+                       cache=cache.get((s.model, s.method), CacheFigures())) for s in streams]
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
                   cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine),
                   bootstrap=asdict(DEFAULT_SPEC),
-                  replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas])
+                  replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas],
+                  cache=cache_total(rows.cache, prices))
 
 
 def _provenance(run: RunRow, machine: str | None) -> Provenance:
@@ -515,7 +527,18 @@ def _heading(report: Report) -> str:
     if report.budget_usd is not None:
         spend += f" of cap ${report.budget_usd:.2f}"
     return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend,
-                      *_evidence_lines(report)])
+                      f"prompt cache: {cache_summary(report.cache)}", *_evidence_lines(report)])
+
+
+def cache_summary(cache: CacheFigures) -> str:
+    """One line: hit rate, tokens written, spend saved (the heading, the HTML page, the pilot)."""
+    return (f"hit rate {_percent(cache.hit_rate)} ({cache.cached_input_tokens:,} of {cache.input_tokens:,} input "
+            f"tokens read from cache), {cache.cache_write_tokens:,} written, ${cache.saved_usd:.4f} saved "
+            "against uncached prices")
+
+
+def _percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"
 
 
 def _evidence_lines(report: Report) -> list[str]:
@@ -544,6 +567,8 @@ def _sections(report: Report) -> list[tuple[str, Table, str]]:
         ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
          "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)",
          _cost_table(report), "llrrrrrrrrrrrrr"),
+        ("Prompt cache (every call sent; hit rate = cached / all input tokens; saved = the same tokens at "
+         "the plain input price minus what they cost, at the run's prices)", _cache_table(report), "llrrrrr"),
         ("End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)",
          _end_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
@@ -559,6 +584,17 @@ def _sections(report: Report) -> list[tuple[str, Table, str]]:
 def _replica_table(report: Report) -> Table:
     rows = [[r.model, r.replica, str(r.answered), str(r.failed)] for r in report.replicas]
     return ["model", "replica", "answered", "failed"], rows
+
+
+def _cache_table(report: Report) -> Table:
+    headers = ["model", "method", "input tok", "cached tok", "hit rate", "cache writes", "saved $"]
+
+    def row(model: str, method: str, c: CacheFigures) -> list[str]:
+        return [model, method, f"{c.input_tokens:,}", f"{c.cached_input_tokens:,}", _percent(c.hit_rate),
+                f"{c.cache_write_tokens:,}", f"{c.saved_usd:.4f}"]
+
+    rows = [row(s.model, s.method, s.cache) for s in report.streams]
+    return headers, [*rows, row("(run)", "all calls", report.cache)]
 
 
 def _end_table(report: Report) -> Table:
@@ -670,7 +706,8 @@ def _csv_header(scenarios: Sequence[str]) -> list[str]:
             "total_usd_per_task", *(f"{p}_usd" for p in PURPOSES), "total_usd", "unfinished_input_tokens",
             "unfinished_output_tokens", "unfinished_usd", "estimated_calls", "latency_p50_s", "latency_p95_s",
             "avg_h_ci_lo", "avg_h_ci_hi", "avg_f_ci_lo", "avg_f_ci_hi",
-            *(f"{name}_{part}_ci_{end}" for name in scenarios for part in ("h", "f") for end in ("lo", "hi"))]
+            *(f"{name}_{part}_ci_{end}" for name in scenarios for part in ("h", "f") for end in ("lo", "hi")),
+            "cache_input_tokens", "cached_input_tokens", "cache_hit_rate", "cache_write_tokens", "cache_saved_usd"]
 
 
 def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> list[str]:
@@ -693,7 +730,12 @@ def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> 
             _raw(cost.method), _raw(cost.total), str(stream.unfinished_input_tokens),
             str(stream.unfinished_output_tokens), _raw(stream.unfinished_cost_usd), str(stream.estimated_calls),
             _raw(stream.latency_p50_s), _raw(stream.latency_p95_s),
-            *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis]
+            *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis, *_cache_cells(stream.cache)]
+
+
+def _cache_cells(cache: CacheFigures) -> list[str]:
+    return [str(cache.input_tokens), str(cache.cached_input_tokens), _raw(cache.hit_rate),
+            str(cache.cache_write_tokens), _raw(cache.saved_usd)]
 
 
 def _raw_pair(pair: Pair) -> list[str]:

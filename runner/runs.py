@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import orjson
 
-from runner.journal import STOPPING, RunRow, Spend, StreamNames, UnitProgress, read_only
+from runner.cache_savings import CacheFigures, cache_total, run_price_table
+from runner.journal import STOPPING, CacheUsage, RunRow, Spend, StreamNames, UnitProgress, read_only
 from runner.liveness import process_alive
 from runner.report import text_table
 
@@ -31,6 +32,8 @@ class RunSummary:
     scenarios: list[str]
     labels: list[str]
     """`run --label TEXT`: what the run was for, in the user's words."""
+    cache: CacheFigures = field(default_factory=CacheFigures)
+    """Prompt caching over every call the run sent: hit rate, writes, spend saved."""
 
 
 def shown_status(status: str, pid: int) -> str:
@@ -47,8 +50,9 @@ async def list_runs(journal_path: Path | str) -> list[RunSummary]:
         progress = await reader.unit_progress()
         names = _names_by_run(await reader.stream_names())
         spend = await reader.spend_by_run()
+        cache = await reader.cache_usage_by_run()
     return [_summary(run, progress.get(run.run_id), names.get(run.run_id),
-                     spend.get(run.run_id, Spend()).total)
+                     spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []))
             for run in runs]
 
 
@@ -65,7 +69,7 @@ def _names_by_run(rows: list[StreamNames]) -> dict[str, tuple[list[str], list[st
 
 
 def _summary(run: RunRow, units: UnitProgress | None, names: tuple[list[str], list[str]] | None,
-             spend: float) -> RunSummary:
+             spend: float, cache: list[CacheUsage]) -> RunSummary:
     # A run that stopped before planning its units still names its models through the config.
     config = _config(run.config)
     models, methods = names if names is not None else (_strings(config.get("models")),
@@ -75,7 +79,8 @@ def _summary(run: RunRow, units: UnitProgress | None, names: tuple[list[str], li
                       stop_reason=run.stop_reason, done=units.done if units else 0,
                       total=units.total if units else 0, spend_usd=spend, budget_usd=run.budget_usd,
                       models=models, methods=methods, scenarios=_strings(config.get("scenarios")),
-                      labels=_strings(config.get("labels")))
+                      labels=_strings(config.get("labels")),
+                      cache=cache_total(cache, run_price_table(run.config)))
 
 
 def _config(text: str) -> dict[str, object]:
@@ -105,12 +110,19 @@ def render_runs_json(runs: list[RunSummary]) -> str:
 def render_runs_text(runs: list[RunSummary]) -> str:
     if not runs:
         return "no runs in this journal"
-    headers = ["run", "created", "status", "stop reason", "done", "spend", "models", "methods", "scenarios",
-               "labels"]
+    headers = ["run", "created", "status", "stop reason", "done", "spend", "cache hit / saved", "models",
+               "methods", "scenarios", "labels"]
     rows = [[run.run_id, _when(run.created_at), run.status, run.stop_reason or "-", _progress(run), _spend(run),
-             ", ".join(run.models), ", ".join(run.methods), _scenarios(run.scenarios), ", ".join(run.labels)]
+             _cache(run.cache), ", ".join(run.models), ", ".join(run.methods), _scenarios(run.scenarios),
+             ", ".join(run.labels)]
             for run in runs]
-    return text_table(headers, rows, "llllrrllll")
+    return text_table(headers, rows, "llllrrrllll")
+
+
+def _cache(cache: CacheFigures) -> str:
+    if cache.hit_rate is None:
+        return "-"
+    return f"{100 * cache.hit_rate:.0f}% / ${cache.saved_usd:.2f}"
 
 
 def _scenarios(names: list[str]) -> str:

@@ -21,6 +21,7 @@ from anyio import CancelScope
 
 from methods.registry import get_method_spec
 from runner.budget import Budget
+from runner.cache_savings import cache_total, run_price_table
 from runner.config import SweepConfig, config_from_json, config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
@@ -346,6 +347,12 @@ async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> Run
     progress.resumed_units = progress.done
     for live in progress.streams.values():
         live.serving_resumed = live.serving_done
+    # Run-wide figures start from what the run already sent, as its spend does; a stream's row counts
+    # this process's calls, as its spend does.
+    run = await journal.read.run(run_id)
+    resumed = cache_total(await journal.read.cache_usage(run_id), run_price_table(run.config if run else "{}"))
+    progress.cache.add(resumed.input_tokens, resumed.cached_input_tokens, resumed.cache_write_tokens,
+                       resumed.saved_usd)
     return progress
 
 

@@ -54,6 +54,7 @@ from runner.journal.reader import Reader, round_trip_us
 from runner.journal.rows import (
     AuditCaseRow,
     AuditRow,
+    CacheUsage,
     CallUsage,
     CheckpointKey,
     EpisodeAuditRow,
@@ -92,6 +93,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STOPPING",
     "Batch",
+    "CacheUsage",
     "CallUsage",
     "CheckpointKey",
     "EpisodeCost",

@@ -16,6 +16,7 @@ import aiosqlite
 
 from runner.journal.rows import (
     AuditRow,
+    CacheUsage,
     CallUsage,
     CheckpointKey,
     EpisodeCost,
@@ -123,6 +124,20 @@ _REPLICA_CALLS = """
 SELECT model, replica, sum(status = 'ok'), sum(status != 'ok'), sum(status = 'ok' AND attempts > 1),
        max(CASE WHEN status = 'ok' THEN created_at END)
 FROM model_calls WHERE run_id = ? AND replica != '' GROUP BY model, replica ORDER BY model, replica
+"""
+# Prompt-cache figures: every call sent (a replayed answer sent nothing), by stream and the model called.
+_CACHE_USAGE = """
+SELECT coalesce(u.model, s.model), coalesce(u.method, s.method), c.model, sum(c.input_tokens),
+       sum(c.cached_input_tokens), sum(c.cache_write_tokens), sum(c.output_tokens)
+FROM model_calls c
+LEFT JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
+LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?1) s ON s.stream_id = c.stream_id
+WHERE c.run_id = ?1 AND c.from_cache = 0
+GROUP BY 1, 2, 3
+"""
+_CACHE_USAGE_OF_ALL = """
+SELECT run_id, model, sum(input_tokens), sum(cached_input_tokens), sum(cache_write_tokens), sum(output_tokens)
+FROM model_calls WHERE from_cache = 0 GROUP BY run_id, model
 """
 _EPISODE_ENDS = """
 SELECT u.model, u.method, u.scenario, u.phase, e.end_reason, e.turns, e.tool_calls, e.reward
@@ -284,6 +299,17 @@ class Reader:
     async def replica_calls(self, run_id: str) -> list[ReplicaCalls]:
         """Per model and replica of an endpoint pool: calls answered and failed (none for one endpoint)."""
         return [ReplicaCalls._make(row) for row in await self._rows(_REPLICA_CALLS, (run_id,))]
+    async def cache_usage(self, run_id: str) -> list[CacheUsage]:
+        """Prompt tokens read from and written to the provider's cache, per stream and model called."""
+        return [CacheUsage(row[0], row[1], str(row[2]), *(int(v or 0) for v in row[3:]))
+                for row in await self._rows(_CACHE_USAGE, (run_id,))]
+
+    async def cache_usage_by_run(self) -> dict[str, list[CacheUsage]]:
+        """Per run, per model called (no stream): `runs`' cache column."""
+        found: dict[str, list[CacheUsage]] = defaultdict(list)
+        for row in await self._rows(_CACHE_USAGE_OF_ALL):
+            found[str(row[0])].append(CacheUsage(None, None, str(row[1]), *(int(v or 0) for v in row[2:])))
+        return dict(found)
 
     async def episode_ends(self, run_id: str) -> list[EpisodeEnd]:
         return [EpisodeEnd._make(row) for row in await self._rows(_EPISODE_ENDS, (run_id,))]

@@ -16,6 +16,7 @@ __all__ = [
     "AuditRow",
     "EpisodeAuditRow",
     "StoredEpisodeAudit",
+    "CacheUsage",
     "CallUsage",
     "CheckpointKey",
     "EpisodeCost",
@@ -306,6 +307,20 @@ class CallUsage(NamedTuple):
     cost_usd: float
     estimated_calls: int
     """Calls whose tokens were estimated (the provider sent no usage)."""
+
+
+class CacheUsage(NamedTuple):
+    """Prompt tokens of the calls one model made for one stream (stream model and method None: a call no
+    unit or stream claims, such as a probe): what prompt caching read, wrote and saved is priced from it."""
+
+    stream_model: str | None
+    method: str | None
+    model: str
+    """The model called (a judge's model may differ from the stream's): its price applies."""
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
 
 
 class EpisodeEnd(NamedTuple):

@@ -14,7 +14,8 @@ from dataclasses import replace
 
 from runner.budget import Budget, BudgetExhausted, Reservation
 from runner.errors import InfrastructureError
-from runner.pricing import Price, cost_usd, worst_case_usd
+from runner.models.watched import CURRENT_STREAM
+from runner.pricing import Price, cost_usd, saved_usd, worst_case_usd
 from runner.progress import RunProgress
 from runner.providers.retry import BEFORE_RETRY
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
@@ -68,6 +69,7 @@ class PricedModel:
             # The failed attempts' tokens travel on the error: billed like any other tokens.
             exc.cost_usd = cost_usd(exc.usage, self._price)
             self._settle(reservation, exc.cost_usd)
+            self._count_cache(exc.usage)
             raise
         except BaseException:
             # Anything else (a cancelled call) returns no usage, so it is counted at 0: an under-count
@@ -78,7 +80,18 @@ class PricedModel:
             BEFORE_RETRY.reset(token)
         cost = cost_usd(response.usage, self._price)
         self._settle(reservation, cost)
+        self._count_cache(response.usage)
         return replace(response, cost_usd=cost)
+
+    def _count_cache(self, usage: Usage) -> None:
+        """The dashboard's cache figures, run-wide and on the stream whose call this is (if any)."""
+        figures = (usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
+                   saved_usd(usage, self._price))
+        if self._progress is not None:
+            self._progress.cache.add(*figures)
+        stream = CURRENT_STREAM.get()
+        if stream is not None:
+            stream.cache.add(*figures)
 
     def _reserve(self, worst_case: float) -> Reservation | None:
         if self._budget is None:

@@ -12,7 +12,8 @@ import time
 from collections.abc import Mapping
 from html import escape
 
-from runner.report import Report, StreamReport, scenario_sort_key
+from runner.cache_savings import CacheFigures
+from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
 from runner.views.html_page import facts, figure, page, score, section, table
 from runner.views.transcript import FailedSetting, SettingKey, Transcript, json_text
@@ -54,6 +55,7 @@ def render_html(report: Report, intervals: Intervals | None = None,
                                                         "scatter", "all streams")
                 + _curves(report, intervals) + "</div>"),
         section("Settings", _settings(report, intervals, failed, anchors)),
+        section("Prompt cache", _cache(report)),
         section("Failed episodes", _failed(report, failed, anchors)),
         section("Provenance", _provenance(report)),
     ])
@@ -67,6 +69,7 @@ def _heading(report: Report) -> str:
     created = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at))
     return (f"<header><h1>Run {escape(report.run_id)}</h1>"
             f"<p>status <b>{escape(status)}</b> &middot; created {escape(created)} &middot; spend {escape(spend)}</p>"
+            f"<p>prompt cache: {escape(cache_summary(report.cache))}</p>"
             "<p class=note>Scores are mean reward x 100 over test tasks. H: hidden-dependent tasks, "
             "F: fully specified tasks; Avg H / Avg F weigh every setting once. Bracketed figures and shaded "
             "bands are 95% bootstrap intervals (task families resampled within each setting).</p></header>")
@@ -93,6 +96,19 @@ def _leaderboard(report: Report, intervals: Intervals) -> str:
                      score(s.avg_f, intervals.get(CellKey(s.model, s.method, None, SPECIFIED))),
                      str(s.test_done), escape(_state(s)), f"{per:.4f}", f"{s.cost_usd.total:.2f}"])
     return table(["model", "method", "Avg H", "Avg F", "test", "state", "$ / task", "total $"], rows)
+
+
+def _cache(report: Report) -> str:
+    def row(model: str, method: str, c: CacheFigures) -> list[str]:
+        rate = "-" if c.hit_rate is None else f"{100 * c.hit_rate:.1f}%"
+        return [escape(model), escape(method), f"{c.input_tokens:,}", f"{c.cached_input_tokens:,}", rate,
+                f"{c.cache_write_tokens:,}", f"{c.saved_usd:.4f}"]
+
+    rows = [row(s.model, s.method, s.cache) for s in report.streams] + [row("(run)", "all calls", report.cache)]
+    note = ("<p class=note>Every call sent. Hit rate: cached / all input tokens. Saved: the same tokens at the "
+            "plain input price minus what they cost, at the run's prices (negative when cache writes cost more "
+            "than the reads saved).</p>")
+    return note + table(["model", "method", "input tok", "cached tok", "hit rate", "cache writes", "saved $"], rows)
 
 
 def _settings(report: Report, intervals: Intervals, failed: Mapping[SettingKey, FailedSetting],

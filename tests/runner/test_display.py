@@ -118,15 +118,20 @@ def test_plain_line_without_a_cap_and_before_any_progress() -> None:
 
 def test_rich_dashboard_shows_streams_and_run_figures() -> None:
     console, buffer = _console()
-    display = RichDisplay(make_progress(Clock()), console=console)
+    progress = make_progress(Clock())
+    retail_stream = next(s for s in progress.streams.values() if s.scenario == "retail_l1")
+    retail_stream.cache.add(10_000, 7_500, 400, 0.125)  # a stream's prompt cache: 75% read, $0.125 saved
+    progress.cache.add(40_000, 10_000, 1_500, 0.25)
+    display = RichDisplay(progress, console=console)
     display.start()
     display.stop()
     text = _plain(buffer)
     retail = next(line for line in text.splitlines() if "retail_l1" in line)
     assert retail.split() == ["openai/gpt-4o", "blind", "retail_l1", "testing", "3/6", "16/18", "75.0", "50.0",
-                              "$0.00", "-", "100s", "ago", "-"]
+                              "$0.00", "75%", "hit,", "$0.12", "saved", "-", "100s", "ago", "-"]
+    assert "cache 25% hit, $0.25 saved, 1.5k written" in text
     pitch = next(line for line in text.splitlines() if "pitch_l1" in line)
-    assert pitch.split()[3:9] == ["serving", "2/4", "4/8", "50.0", "-", "$0.00"]
+    assert pitch.split()[3:10] == ["serving", "2/4", "4/8", "50.0", "-", "$0.00", "-"]
     # ETA: the run's rate leaves 30 s, but pitch's serving (3 of 4 done in 100 s) needs 33 s more in order.
     for part in ("run run-7 running", "20/26 units", "Avg H 62.5", "Avg F 50.0", "ETA 0:00:33",
                  "tokens 1.2M in 34.5k out", "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32 in flight",

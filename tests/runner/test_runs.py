@@ -63,8 +63,8 @@ async def test_json_is_a_list_of_objects(journal: Path) -> None:
 
 async def test_text_lists_one_line_per_run(journal: Path) -> None:
     lines = render_runs_text(await list_runs(journal)).splitlines()
-    assert lines[0].split() == ["run", "created", "status", "stop", "reason", "done", "spend", "models", "methods",
-                                "scenarios", "labels"]
+    assert lines[0].split() == ["run", "created", "status", "stop", "reason", "done", "spend", "cache", "hit", "/",
+                                "saved", "models", "methods", "scenarios", "labels"]
     old = lines[3]
     assert old.startswith("old  ")
     assert time.strftime("%Y-%m-%d %H:%M", time.localtime(1000.0)) in old
