@@ -110,6 +110,7 @@ async def test_dashboard_counts_cache_figures_on_the_stream_whose_call_it_is() -
     expected = 2 * (8_000 * (3.0 - 0.30) + 500 * (3.0 - 3.75)) / 1e6
     assert 2 * saved_usd(usage, price) == pytest.approx(expected)
     for counter in (stream.cache, progress.cache):
-        assert (counter.input_tokens, counter.cached_input_tokens, counter.cache_write_tokens) == (20_000, 16_000, 1_000)
+        tokens = (counter.input_tokens, counter.cached_input_tokens, counter.cache_write_tokens)
+        assert tokens == (20_000, 16_000, 1_000)
         assert counter.hit_rate == pytest.approx(0.8) and counter.saved_usd == pytest.approx(expected)
     assert f"cache 80% hit, ${expected:.2f} saved" in status_line(progress)
