@@ -35,9 +35,8 @@ PRICE = Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
 def test_public_api() -> None:
     assert runner.pricing.__all__ == [
         "FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "OPTIONAL_PRICE_FIELDS", "PRICE_FIELDS", "Price",
-        "PriceTable", "cost_usd",
-        "default_prices", "load_prices", "parse_prices", "price_of", "prompt_token_bound", "unpriced",
-        "with_overrides", "worst_case_usd",
+        "PriceTable", "cost_usd", "default_prices", "load_prices", "parse_prices", "price_of", "prompt_token_bound",
+        "saved_usd", "uncached_usd", "unpriced", "with_overrides", "worst_case_usd",
     ]
 
 
