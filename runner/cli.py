@@ -30,6 +30,7 @@ from runner.cli_workbench import (
 )
 from runner.config import SweepConfig, allowed_range, load_config_file
 from runner.data_commands import run_check_gold, run_fetch, run_replay
+from runner.estimate import estimate_command
 from runner.evidence.commands import compare_command, gate_command, load_comparison, verify_command
 from runner.evidence.plan_commands import follow_plan, lock_command
 from runner.files import write_atomically
@@ -155,6 +156,15 @@ def _add_evidence(commands: Any) -> None:
     for parser in (verify, gate):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
         _add_journal(parser)
+    estimate = commands.add_parser("estimate", help="what a full sweep will cost, projected from a run's journal "
+                                                    "(a pilot's) without sending anything")
+    estimate.add_argument("run_id", nargs="?", help="the run to project from (default: the newest in the journal)")
+    estimate.add_argument("--models", type=_names, help="models to project, comma-separated (default: the run's); "
+                                                       "one the run did not call is re-priced from its tokens")
+    estimate.add_argument("--methods", type=_names, help="methods, comma-separated (default: the run's)")
+    estimate.add_argument("--scenarios", type=_names, help="scenarios of the run's dataset (default: the run's)")
+    estimate.add_argument("--json", action="store_true", help="print the rows as JSON")
+    _add_journal(estimate)
     lock = commands.add_parser("lock", help="lock a pre-registered plan under its hash, or --amend it")
     lock.add_argument("plan", type=Path, help="the plan file (TOML) to lock or amend")
     lock.add_argument("--amend", metavar="REASON", help="append an amendment setting the given run flags")
@@ -323,6 +333,12 @@ def _cmd_report_html(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    print(_async(estimate_command, _journal(args), args.run_id, args.models, args.methods, args.scenarios,
+                 args.json))
+    return 0
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     if args.html is not None:
         html = load_extra("runner.views.compare_html", "html", "compare --html")
@@ -438,7 +454,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "audit": _cmd_audit,
     "run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "report": _cmd_report,
     "methods": _cmd_methods, "data": _cmd_data, "probe": _cmd_probe, "compare": _cmd_compare,
-    "verify": _cmd_verify, "gate": _cmd_gate, "lock": _cmd_lock,
+    "verify": _cmd_verify, "gate": _cmd_gate, "lock": _cmd_lock, "estimate": _cmd_estimate,
     **{name: _with_journal(command) for name, command in WORKBENCH_COMMANDS.items()},
 }
 

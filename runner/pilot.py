@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from runner.budget import Budget
 from runner.config import SweepConfig
+from runner.estimate import render_projection, run_projection
 from runner.journal import Journal
 from runner.plan import Stream
 
@@ -29,20 +30,28 @@ def full_task_count(streams: Sequence[Stream]) -> int:
 
 async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stream], config: SweepConfig,
                            budget: Budget | None) -> str:
-    """Projected from the tasks that finished and what they cost (their own calls and the learners'), not
-    from everything spent: probes and the calls of tasks a budget stop cut short project nothing."""
+    """The full sweep's cost per model and method from the pilot's finished episodes: their tokens per
+    turn, turns per episode and cache hit rates at the run's prices, with a 95% range (the pilot's
+    spread), as `shiftbench estimate` computes it from the journal later. Probes and the calls of tasks
+    a budget stop cut short project nothing."""
     finished = await journal.read.finished_spend(run_id)
     spent = (await journal.read.spend(run_id)).total
     full = full_task_count(streams)
     if finished.tasks == 0:
         return (f"Pilot: no task finished (${spent:.4f} spent), so there is nothing to project the full sweep "
                 f"of {full} tasks from; resume with a higher --budget")
-    per_task = finished.cost_usd / finished.tasks
-    projected = project_cost(finished.cost_usd, finished.tasks, full)
-    line = (f"Pilot: {finished.tasks} finished tasks cost ${finished.cost_usd:.4f} (${per_task:.5f} a task); the "
-            f"full sweep of {full} tasks is projected at ${projected:.2f} (x{PILOT_MARGIN} margin)")
+    run = await journal.read.run(run_id)
+    assert run is not None  # the pilot's own run, journaled before it started
+    models = list(dict.fromkeys(s.model for s in streams))
+    methods = list(dict.fromkeys(s.method for s in streams))
+    rows = await run_projection(journal.read, run, streams, models, methods)
+    projected, high = sum(r.projected_usd for r in rows), sum(r.high_usd for r in rows)
+    line = (f"Pilot: {finished.tasks} finished tasks cost ${finished.cost_usd:.4f}; the full sweep of {full} tasks "
+            f"is projected at ${projected:.2f} (up to ${high:.2f})")
     if config.budget is None:
-        return line + "; no budget set."
-    left = config.budget - (budget.spent if budget else spent)
-    verdict = "fits" if projected <= left else "does NOT fit"
-    return line + f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
+        line += "; no budget set."
+    else:
+        left = config.budget - (budget.spent if budget else spent)
+        verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
+        line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
+    return line + "\n" + render_projection(rows) + f"\n(the same table later: shiftbench estimate {run_id})"

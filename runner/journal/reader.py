@@ -19,12 +19,14 @@ from runner.journal.rows import (
     CacheUsage,
     CallUsage,
     CheckpointKey,
+    EpisodeCalls,
     EpisodeCost,
     EpisodeDetail,
     EpisodeEnd,
     EpisodeFilter,
     FinishedEpisode,
     FinishedSpend,
+    MethodCalls,
     PlannedSetting,
     RecordedEpisode,
     ReplicaCalls,
@@ -138,6 +140,27 @@ GROUP BY 1, 2, 3
 _CACHE_USAGE_OF_ALL = """
 SELECT run_id, model, sum(input_tokens), sum(cached_input_tokens), sum(cache_write_tokens), sum(output_tokens)
 FROM model_calls WHERE from_cache = 0 GROUP BY run_id, model
+"""
+# ------------------------------------------------------------------------------------ projections
+# Each finished episode with its calls' tokens per model called (a replayed answer sent nothing); an
+# episode without journaled calls (the offline model) stands in with its own tokens.
+_EPISODE_CALLS = """
+SELECT u.unit_id, u.model, u.method, u.scenario, u.phase, e.turns, c.model,
+       coalesce(sum(c.input_tokens), e.input_tokens), coalesce(sum(c.cached_input_tokens), e.cached_input_tokens),
+       coalesce(sum(c.cache_write_tokens), 0), coalesce(sum(c.output_tokens), e.output_tokens)
+FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
+LEFT JOIN model_calls c ON c.run_id = u.run_id AND c.unit_id = u.unit_id AND c.from_cache = 0
+WHERE e.run_id = ?
+GROUP BY u.unit_id, c.model
+ORDER BY min(u.rowid)
+"""
+_METHOD_CALLS = """
+SELECT s.model, s.method, s.scenario, c.model, sum(c.input_tokens), sum(c.cached_input_tokens),
+       sum(c.cache_write_tokens), sum(c.output_tokens)
+FROM model_calls c
+JOIN (SELECT DISTINCT stream_id, model, method, scenario FROM units WHERE run_id = ?1) s ON s.stream_id = c.stream_id
+WHERE c.run_id = ?1 AND c.purpose = 'method' AND c.from_cache = 0
+GROUP BY 1, 2, 3, 4
 """
 _EPISODE_ENDS = """
 SELECT u.model, u.method, u.scenario, u.phase, e.end_reason, e.turns, e.tool_calls, e.reward
@@ -310,6 +333,17 @@ class Reader:
         for row in await self._rows(_CACHE_USAGE_OF_ALL):
             found[str(row[0])].append(CacheUsage(None, None, str(row[1]), *(int(v or 0) for v in row[2:])))
         return dict(found)
+
+    async def episode_calls(self, run_id: str) -> list[EpisodeCalls]:
+        """Every finished episode's tokens per model called, in planning order (a projection's measure)."""
+        return [EpisodeCalls(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), int(r[5]),
+                             None if r[6] is None else str(r[6]), *(int(v or 0) for v in r[7:]))
+                for r in await self._rows(_EPISODE_CALLS, (run_id,))]
+
+    async def method_calls(self, run_id: str) -> list[MethodCalls]:
+        """The learning methods' own calls per stream and model called."""
+        return [MethodCalls(str(r[0]), str(r[1]), str(r[2]), str(r[3]), *(int(v or 0) for v in r[4:]))
+                for r in await self._rows(_METHOD_CALLS, (run_id,))]
 
     async def episode_ends(self, run_id: str) -> list[EpisodeEnd]:
         return [EpisodeEnd._make(row) for row in await self._rows(_EPISODE_ENDS, (run_id,))]

@@ -22,9 +22,11 @@ __all__ = [
     "EpisodeCost",
     "EpisodeDetail",
     "EpisodeFilter",
+    "EpisodeCalls",
     "EpisodeEnd",
     "EpisodeRow",
     "FinishedEpisode",
+    "MethodCalls",
     "ModelCallRow",
     "NewRun",
     "PlannedSetting",
@@ -317,6 +319,36 @@ class CacheUsage(NamedTuple):
     method: str | None
     model: str
     """The model called (a judge's model may differ from the stream's): its price applies."""
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+
+
+class EpisodeCalls(NamedTuple):
+    """The calls one finished episode sent to one model (called model None: no call was journaled, as
+    for the offline model; the tokens are then the episode's own): a projection's unit of measure."""
+
+    unit_id: str
+    model: str
+    method: str
+    scenario: str
+    phase: str
+    turns: int
+    called: str | None
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+
+
+class MethodCalls(NamedTuple):
+    """A learning method's own calls of one stream (its updates), to one model."""
+
+    model: str
+    method: str
+    scenario: str
+    called: str
     input_tokens: int
     cached_input_tokens: int
     cache_write_tokens: int

@@ -193,14 +193,15 @@ async def test_pilot_prints_the_projected_cost_of_the_full_sweep(built_suite: Pa
         config = dataclasses.replace(config_for(mock.base_url, built_suite), pilot=2, budget=1000.0)
         await start_sweep(config, tmp_path / "j.sqlite", "none", lines.append)
     with sqlite3.connect(tmp_path / "j.sqlite") as db:
-        done, = db.execute("SELECT count(*) FROM episodes").fetchone()
-    # Every task finished, so what they cost is what the server billed, minus the probe (its first answer).
-    spend = sum(priced(usage) for usage in replies.sent[1:])
-    full = 178 + 96  # blind runs no serving stream: the test tasks of banking_l1 and pitch_l1
-    projected = spend / done * full * 1.3  # the README's rule: per finished task x full sweep x 1.3
+        per_scenario = dict(db.execute(
+            "SELECT u.scenario, sum(c.cost_usd) / count(DISTINCT u.unit_id) FROM model_calls c JOIN units u "
+            "ON u.run_id = c.run_id AND u.unit_id = c.unit_id GROUP BY u.scenario").fetchall())
+    # Each scenario's test tasks (blind runs no serving stream) x its pilot episodes' mean cost.
+    full = 178 + 96
+    projected = 178 * per_scenario["banking_l1"] + 96 * per_scenario["pitch_l1"]
     pilot_line = next(line for line in lines if line.startswith("Pilot:"))
-    assert f"the full sweep of {full} tasks is projected at ${projected:.2f}" in pilot_line
-    assert "it fits the $" in pilot_line
+    assert f"the full sweep of {full} tasks is projected at ${projected:.2f} (up to $" in pilot_line
+    assert "it fits the $" in pilot_line and "95% range" in pilot_line
 
 
 def test_probe_of_an_unreachable_model_is_one_clear_error(capsys: pytest.CaptureFixture[str]) -> None:

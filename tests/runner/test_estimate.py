@@ -1,0 +1,135 @@
+"""What a full sweep will cost: `--pilot N` prints a projection per model and method with a range, and
+`shiftbench estimate` prints the same numbers from the pilot's journal without sending anything; a model
+the run did not call is re-priced from the run's tokens; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from bench.mock_cache import Billed, PrefixCache
+from bench.mock_provider import serve_mock, tool_loop
+from runner.cli import main
+from runner.config import SweepConfig
+from runner.pricing import default_prices
+from runner.report import build_report
+from runner.sweep import start_sweep
+
+PRICE = {"input": 3.0, "cached_input": 0.30, "cache_write": 3.75, "output": 15.0}
+MODEL = "mock-claude"
+BANKING_TEST, BANKING_SERVING = 178, 336
+"""Tasks of banking_l1 in the built-in suite (seed 0): the full sweep the pilot projects."""
+
+
+@pytest.fixture(scope="module")
+def pilot(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str], PrefixCache]:
+    journal = tmp_path_factory.mktemp("estimate") / "j.sqlite"
+    cache = PrefixCache()
+    lines: list[str] = []
+
+    async def go() -> str:
+        async with serve_mock(tool_loop(calls_before_finish=3), cache=cache) as mock:
+            config = SweepConfig(models=(MODEL,), methods=("blind", "lessons"), scenarios=("banking_l1",),
+                                 dataset=str(built_suite), pilot=2, prices={MODEL: PRICE}, concurrency=4,
+                                 budget=100.0, endpoints={MODEL: {"kind": "anthropic", "model": "claude-mock",
+                                                                  "base_url": mock.base_url}})
+            outcome = await start_sweep(config, journal, "none", lines.append)
+        assert outcome.status == "completed"
+        return outcome.run_id
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback-test-key")
+        run_id = anyio.run(go)
+    return journal, run_id, lines, cache
+
+
+def table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(("mock-claude", "anthropic:", "openai:"))]
+
+
+def test_estimate_from_the_pilots_journal_prints_the_pilots_own_projection(
+    pilot: tuple[Path, str, list[str], PrefixCache], capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal, run_id, lines, _ = pilot
+    printed = "\n".join(lines)
+    assert "Pilot: " in printed and "95% range" in printed
+    assert main(["estimate", run_id, "--journal", str(journal)]) == 0
+    estimated = capsys.readouterr().out
+    assert table_rows(estimated) == table_rows(printed) and len(table_rows(printed)) == 2
+    assert main(["estimate", "--journal", str(journal), "--json"]) == 0  # the newest run by default
+    rows = json.loads(capsys.readouterr().out)
+    for row in rows:
+        assert row["low_usd"] <= row["projected_usd"] <= row["high_usd"]
+        assert row["projected_usd"] < row["uncached_usd"]  # the cache pays: reads outweigh writes
+        assert f"{row['projected_usd']:,.2f}" in printed and not row["repriced"]
+    blind, lessons = rows
+    assert (blind["episodes"], lessons["episodes"]) == (BANKING_TEST, BANKING_TEST + BANKING_SERVING)
+    assert 0 < blind["hit_rate"] < 1
+
+
+def test_a_test_only_projection_is_the_mean_episode_cost_times_the_full_sweep(
+    pilot: tuple[Path, str, list[str], PrefixCache], capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal, run_id, _, _ = pilot
+    report = anyio.run(build_report, journal, run_id)
+    blind = next(s for s in report.streams if s.method == "blind")
+    hand = blind.cost_usd.total / blind.episodes * BANKING_TEST  # one cell: (banking_l1, test)
+    assert main(["estimate", run_id, "--journal", str(journal), "--methods", "blind", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["projected_usd"] == pytest.approx(hand, rel=1e-9)
+
+
+def test_a_model_the_run_did_not_call_is_repriced_from_its_tokens_and_labelled(
+    pilot: tuple[Path, str, list[str], PrefixCache], capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal, run_id, _, cache = pilot
+    other = "anthropic:claude-haiku-4-5"
+    assert main(["estimate", run_id, "--journal", str(journal), "--models", other, "--methods", "blind"]) == 0
+    out = capsys.readouterr().out
+    (row,) = table_rows(out)
+    assert f"RE-PRICED from {MODEL}" in row and "RE-PRICED rows" in out
+    assert main(["estimate", run_id, "--journal", str(journal), "--models", f"{other},{MODEL}", "--methods", "blind",
+                 "--json"]) == 0
+    haiku, own = json.loads(capsys.readouterr().out)
+    price = default_prices()[other]
+
+    def at(rates: dict[str, float], b: Billed) -> float:
+        fresh = b.input_tokens - b.cached_tokens - b.cache_write_tokens
+        return fresh * rates["input"] + b.cached_tokens * rates["cached_input"] + b.cache_write_tokens * rates[
+            "cache_write"] + 20 * rates["output"]
+
+    # Same tokens, other rates: the ratio of the two projections is the ratio of the pilot's bills.
+    haiku_rates = {"input": price.input, "cached_input": price.cached_input, "cache_write": price.cache_write,
+                   "output": price.output}
+    ratio = sum(at(haiku_rates, b) for b in cache.billed[1:]) / sum(at(PRICE, b) for b in cache.billed[1:])
+    assert haiku["repriced"] and haiku["source"] == MODEL and haiku["hit_rate"] == own["hit_rate"]
+    assert haiku["projected_usd"] / own["projected_usd"] == pytest.approx(ratio, rel=0.05)
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    (["--models", "openai:gpt-nonexistent"], "openai:gpt-nonexistent"),
+    (["--methods", "blnd"], "blnd"),
+    (["--methods", "tabular"], "tabular"),
+    (["--scenarios", "retail_l9"], "retail_l9"),
+])
+def test_bad_input_is_one_line_naming_it_and_exit_2(
+    pilot: tuple[Path, str, list[str], PrefixCache], capsys: pytest.CaptureFixture[str], flags: list[str],
+    named: str
+) -> None:
+    journal, run_id, _, _ = pilot
+    assert main(["estimate", run_id, "--journal", str(journal), *flags]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and named in err[0] and captured.out == ""
+
+
+def test_an_unknown_run_or_journal_is_exit_2(pilot: tuple[Path, str, list[str], PrefixCache], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    journal, _, _, _ = pilot
+    assert main(["estimate", "no-such-run", "--journal", str(journal)]) == 2
+    assert "no-such-run" in capsys.readouterr().err
+    assert main(["estimate", "--journal", str(tmp_path / "none.sqlite")]) == 2
+    assert "none.sqlite" in capsys.readouterr().err
