@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.budget import Budget
+from runner.cache_savings import run_price_table
 from runner.config import SweepConfig
 from runner.estimate import render_projection, run_projection
 from runner.journal import Journal
@@ -42,16 +43,22 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
                 f"of {full} tasks from; resume with a higher --budget")
     run = await journal.read.run(run_id)
     assert run is not None  # the pilot's own run, journaled before it started
+    # A model run with --allow-unpriced has no rates to project its tokens at: it is named, not projected.
+    prices = run_price_table(run.config)
     models = list(dict.fromkeys(s.model for s in streams))
-    methods = list(dict.fromkeys(s.method for s in streams))
-    rows = await run_projection(journal.read, run, streams, models, methods)
+    unpriced = [model for model in models if model not in prices]
+    priced = [s for s in streams if s.model not in unpriced]
+    methods = list(dict.fromkeys(s.method for s in priced))
+    rows = await run_projection(journal.read, run, priced, [m for m in models if m not in unpriced], methods)
     projected, high = sum(r.projected_usd for r in rows), sum(r.high_usd for r in rows)
     line = (f"Pilot: {finished.tasks} finished tasks cost ${finished.cost_usd:.4f}; the full sweep of {full} tasks "
-            f"is projected at ${projected:.2f} (up to ${high:.2f})")
+            f"is projected at ${projected:.2f} (up to ${high:.2f})"
+            + (f", leaving out {', '.join(unpriced)} (no price)" if unpriced else ""))
     if config.budget is None:
         line += "; no budget set."
     else:
         left = config.budget - (budget.spent if budget else spent)
         verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
         line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
-    return line + "\n" + render_projection(rows) + f"\n(the same table later: shiftbench estimate {run_id})"
+    table = render_projection(rows) if rows else "(no priced model to project)"
+    return line + "\n" + table + f"\n(the same table later: shiftbench estimate {run_id})"
