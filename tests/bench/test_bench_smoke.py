@@ -37,3 +37,33 @@ def test_endpoint_pool_bench_runs_its_three_cases_with_equal_rewards(built_suite
     assert len(rows) == 3
     assert all("| completed |" in row and row.endswith("| yes |") for row in rows)
     assert "r3" in rows[1] and "r2 exited" in rows[2]
+
+
+async def test_sweep_cost_mock_agent_takes_the_scripted_models_turns_in_both_dialects(
+    built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's projection rests on the suite's real turn counts: over the mock, in either dialect, every
+    episode takes the turns the offline scripted model takes and earns the same reward."""
+    import sqlite3
+
+    from bench.sweep_cost import pilot_run
+    from runner.config import SweepConfig
+    from runner.sweep import start_sweep
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback-test-key")
+    scenarios = ("retail_l1", "banking_l1", "pitch_l1")
+    _, cache = await pilot_run(built_suite, tmp_path / "mock.sqlite", 1, ["blind"], scenarios)
+    offline = SweepConfig(models=("scripted",), methods=("blind",), scenarios=scenarios, dataset=str(built_suite),
+                          pilot=1)
+    await start_sweep(offline, tmp_path / "offline.sqlite", "none", lambda _: None)
+
+    def episodes(journal: Path) -> dict[tuple[str, str], tuple[int, float]]:
+        with sqlite3.connect(journal) as db:
+            return {(model, task): (turns, reward) for model, task, turns, reward in db.execute(
+                "SELECT u.model, u.task_id, e.turns, e.reward FROM episodes e JOIN units u USING (run_id, unit_id)")}
+
+    scripted = {task: found for (_, task), found in episodes(tmp_path / "offline.sqlite").items()}
+    for model in ("mock-anthropic", "mock-openai"):
+        mocked_episodes = {task: found for (m, task), found in episodes(tmp_path / "mock.sqlite").items() if m == model}
+        assert mocked_episodes == scripted
+    assert sum(b.cached_tokens for b in cache.billed) > 0
