@@ -37,7 +37,7 @@ from runner.config import SweepConfig
 from runner.estimate import full_counts, measure
 from runner.journal import read_only
 from runner.plan import plan_streams
-from runner.pricing import default_prices
+from runner.pricing import Price, default_prices
 from runner.projection import ProjectedRow, project
 from runner.sweep import start_sweep
 from simulators.dataset import load_dataset
@@ -134,12 +134,17 @@ async def pilot_run(suite: Path, journal: Path, pilot: int, methods: Sequence[st
             concurrency=16, endpoints={
                 ANTHROPIC: {"kind": "anthropic", "model": "claude-mock", "base_url": mock.base_url},
                 OPENAI: {"kind": "openai-compatible", "model": "mock", "base_url": f"{mock.base_url}/v1"}},
-            prices={ANTHROPIC: asdict(prices["anthropic:claude-sonnet-4-5"]),
-                    OPENAI: asdict(prices["openai:gpt-5-mini"])})
+            prices={ANTHROPIC: _table(prices["anthropic:claude-sonnet-4-5"]),
+                    OPENAI: _table(prices["openai:gpt-5-mini"])})
         outcome = await start_sweep(config, journal, "none", lambda _: None)
     if outcome.status != "completed":
         raise SystemExit(f"the pilot ended {outcome.status}: {outcome.reason}")
     return outcome.run_id, cache
+
+
+def _table(price: Price) -> dict[str, float]:
+    """A price as a sweep file's [prices] table gives it (an optional rate left out when unset)."""
+    return {name: value for name, value in asdict(price).items() if value is not None}
 
 
 async def projections(suite: Path, journal: Path, run_id: str, methods: Sequence[str]) -> list[ProjectedRow]:

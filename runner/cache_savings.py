@@ -44,7 +44,8 @@ class CacheFigures:
 
 
 def _figures(row: CacheUsage, prices: Mapping[str, Price]) -> CacheFigures:
-    usage = Usage(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens)
+    usage = Usage(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens,
+                  cache_write_1h_tokens=row.cache_write_1h_tokens)
     return CacheFigures(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens,
                         saved_usd(usage, prices.get(row.model)))
 

@@ -63,7 +63,8 @@ def measured(episodes: Sequence[EpisodeCalls], methods: Sequence[MethodCalls]) -
     heads: dict[str, EpisodeCalls] = {}
     for row in episodes:
         heads.setdefault(row.unit_id, row)
-        usage = Usage(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens)
+        usage = Usage(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens,
+                      cache_write_1h_tokens=row.cache_write_1h_tokens)
         calls[row.unit_id].append((row.called or row.model, usage))
     found: dict[tuple[str, str], Measured] = defaultdict(Measured)
     for unit_id, head in heads.items():
@@ -71,7 +72,7 @@ def measured(episodes: Sequence[EpisodeCalls], methods: Sequence[MethodCalls]) -
             Episode((head.scenario, head.phase), head.turns, tuple(calls[unit_id])))
     for update in methods:
         usage = Usage(update.input_tokens, update.cached_input_tokens, update.cache_write_tokens,
-                      update.output_tokens)
+                      update.output_tokens, cache_write_1h_tokens=update.cache_write_1h_tokens)
         found[(update.model, update.method)].method_calls[update.scenario].append((update.called, usage))
     return dict(found)
 

@@ -130,7 +130,7 @@ FROM model_calls WHERE run_id = ? AND replica != '' GROUP BY model, replica ORDE
 # Prompt-cache figures: every call sent (a replayed answer sent nothing), by stream and the model called.
 _CACHE_USAGE = """
 SELECT coalesce(u.model, s.model), coalesce(u.method, s.method), c.model, sum(c.input_tokens),
-       sum(c.cached_input_tokens), sum(c.cache_write_tokens), sum(c.output_tokens)
+       sum(c.cached_input_tokens), sum(c.cache_write_tokens), sum(c.output_tokens), sum(c.cache_write_1h_tokens)
 FROM model_calls c
 LEFT JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
 LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?1) s ON s.stream_id = c.stream_id
@@ -138,7 +138,8 @@ WHERE c.run_id = ?1 AND c.from_cache = 0
 GROUP BY 1, 2, 3
 """
 _CACHE_USAGE_OF_ALL = """
-SELECT run_id, model, sum(input_tokens), sum(cached_input_tokens), sum(cache_write_tokens), sum(output_tokens)
+SELECT run_id, model, sum(input_tokens), sum(cached_input_tokens), sum(cache_write_tokens), sum(output_tokens),
+       sum(cache_write_1h_tokens)
 FROM model_calls WHERE from_cache = 0 GROUP BY run_id, model
 """
 # ------------------------------------------------------------------------------------ projections
@@ -147,7 +148,8 @@ FROM model_calls WHERE from_cache = 0 GROUP BY run_id, model
 _EPISODE_CALLS = """
 SELECT u.unit_id, u.model, u.method, u.scenario, u.phase, e.turns, c.model,
        coalesce(sum(c.input_tokens), e.input_tokens), coalesce(sum(c.cached_input_tokens), e.cached_input_tokens),
-       coalesce(sum(c.cache_write_tokens), 0), coalesce(sum(c.output_tokens), e.output_tokens)
+       coalesce(sum(c.cache_write_tokens), 0), coalesce(sum(c.output_tokens), e.output_tokens),
+       coalesce(sum(c.cache_write_1h_tokens), 0)
 FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
 LEFT JOIN model_calls c ON c.run_id = u.run_id AND c.unit_id = u.unit_id AND c.from_cache = 0
 WHERE e.run_id = ?
@@ -156,7 +158,7 @@ ORDER BY min(u.rowid)
 """
 _METHOD_CALLS = """
 SELECT s.model, s.method, s.scenario, c.model, sum(c.input_tokens), sum(c.cached_input_tokens),
-       sum(c.cache_write_tokens), sum(c.output_tokens)
+       sum(c.cache_write_tokens), sum(c.output_tokens), sum(c.cache_write_1h_tokens)
 FROM model_calls c
 JOIN (SELECT DISTINCT stream_id, model, method, scenario FROM units WHERE run_id = ?1) s ON s.stream_id = c.stream_id
 WHERE c.run_id = ?1 AND c.purpose = 'method' AND c.from_cache = 0

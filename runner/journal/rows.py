@@ -323,6 +323,8 @@ class CacheUsage(NamedTuple):
     cached_input_tokens: int
     cache_write_tokens: int
     output_tokens: int
+    cache_write_1h_tokens: int = 0
+    """The part of the writes made to Anthropic's 1-hour cache (billed at their own rate)."""
 
 
 class EpisodeCalls(NamedTuple):
@@ -340,6 +342,7 @@ class EpisodeCalls(NamedTuple):
     cached_input_tokens: int
     cache_write_tokens: int
     output_tokens: int
+    cache_write_1h_tokens: int = 0
 
 
 class MethodCalls(NamedTuple):
@@ -353,6 +356,7 @@ class MethodCalls(NamedTuple):
     cached_input_tokens: int
     cache_write_tokens: int
     output_tokens: int
+    cache_write_1h_tokens: int = 0
 
 
 class EpisodeEnd(NamedTuple):

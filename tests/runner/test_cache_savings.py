@@ -114,3 +114,18 @@ async def test_dashboard_counts_cache_figures_on_the_stream_whose_call_it_is() -
         assert tokens == (20_000, 16_000, 1_000)
         assert counter.hit_rate == pytest.approx(0.8) and counter.saved_usd == pytest.approx(expected)
     assert f"cache 80% hit, ${expected:.2f} saved" in status_line(progress)
+
+
+def test_one_hour_writes_are_saved_against_at_their_own_rate_or_the_five_minute_one() -> None:
+    from runner.cache_savings import cache_by_stream, cache_total
+    from runner.journal import CacheUsage
+
+    row = CacheUsage("m", "blind", "m", input_tokens=10_000, cached_input_tokens=6_000, cache_write_tokens=2_000,
+                     output_tokens=100, cache_write_1h_tokens=500)
+    with_1h = Price(input=3.0, cached_input=0.30, cache_write=3.75, output=15.0, cache_write_1h=6.0)
+    without = Price(input=3.0, cached_input=0.30, cache_write=3.75, output=15.0)  # 1-hour rate missing: 5-minute's
+    hand_1h = (6_000 * (3.0 - 0.30) + 1_500 * (3.0 - 3.75) + 500 * (3.0 - 6.0)) / 1e6
+    hand_5m = (6_000 * (3.0 - 0.30) + 2_000 * (3.0 - 3.75)) / 1e6
+    assert cache_by_stream([row], {"m": with_1h})[("m", "blind")].saved_usd == pytest.approx(hand_1h)
+    assert cache_total([row], {"m": without}).saved_usd == pytest.approx(hand_5m)
+    assert cache_total([row], {}).saved_usd == 0.0  # an unpriced model saved nothing the table can tell
