@@ -25,7 +25,9 @@ def check_journal_target(path: Path, flag: str = "--journal") -> None:
         raise ShiftbenchInputError(f"{flag} {path}: is a folder; give a journal file path, "
                                    f"e.g. {path / 'journal.sqlite'}")
     if path.exists():
-        if not path.is_file() or not _is_sqlite(path):
+        # An empty file is a journal a run created and was killed in before SQLite wrote its first page
+        # (SQLite itself opens it as a new database): starting again there must work.
+        if not path.is_file() or not (_is_sqlite(path) or path.stat().st_size == 0):
             raise ShiftbenchInputError(f"{flag} {path}: exists and is not a shiftbench journal; give a journal "
                                        "file or a new path")
         if not os.access(path, os.R_OK | os.W_OK):

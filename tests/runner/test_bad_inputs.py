@@ -135,6 +135,18 @@ def test_journal_must_be_a_journal_or_an_absent_path(here: Path, capsys: pytest.
     assert stat.S_IMODE(other.stat().st_mode) == 0o644 and stat.S_IMODE(folder.stat().st_mode) == 0o755
 
 
+def test_an_empty_journal_file_left_by_a_kill_before_its_first_page_takes_a_new_run(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run killed between creating the journal file and SQLite's first write leaves 0 bytes behind."""
+    journal = here / "killed.sqlite"
+    journal.touch(mode=0o600)
+    assert main(["run", "--journal", str(journal), "--scenarios", "banking_l1", "--methods", "blind", "--pilot", "1",
+                 "--display", "none"]) == 0
+    with sqlite3.connect(journal) as db:
+        assert db.execute("SELECT status FROM runs").fetchall() == [("completed",)]
+
+
 def test_a_run_that_cannot_start_writes_nothing(here: Path, capsys: pytest.CaptureFixture[str],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """An unreachable endpoint: the probe fails before the built-in suite or the journal is written."""
