@@ -82,7 +82,15 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line through the CLI's own error path (exit code 2)."""
+    """argparse, with a usage error as one line through the CLI's own error path (exit code 2).
+
+    Flag prefixes are not accepted: argparse would quietly read `--max-turn 3` as `--max-turns 3`, and a
+    later flag sharing the prefix would silently change what an old command line means.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise ShiftbenchInputError(f"{self.prog}: {message}; `{self.prog} --help` lists the options")

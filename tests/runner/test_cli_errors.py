@@ -76,6 +76,7 @@ def test_unpriced_model_is_refused_before_any_request(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize(("argv", "expected"), [
     (["run", "--modles", "scripted"], "shiftbench run: unrecognized argument --modles (did you mean --models?)"),
+    (["run", "--max-turn", "3"], "shiftbench run: unrecognized argument --max-turn (did you mean --max-turns?)"),
     (["report", "r1", "--cvs"], "shiftbench report: unrecognized argument --cvs (did you mean --csv?)"),
     (["data", "build", "--sed", "3"], "shiftbench data build: unrecognized argument --sed (did you mean --seed?)"),
     (["runs", "--frobnicate"], "shiftbench runs: unrecognized argument --frobnicate; `shiftbench runs --help`"),
