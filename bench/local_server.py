@@ -47,6 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("retail_l1", "banking_l1", "pitch_l1")
 MODEL = "smol"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TEMPLATE = Path(__file__).resolve().parent / "chatml_tools.jinja"
+"""Our tool-aware chat template: with the model's own (which ignores `tools`) no reply is ever a tool call."""
+PILOT_MAX_TOKENS = 512
+"""Output cap per pilot call: a forced tool call takes tens of tokens; a runaway reply is cut here."""
 CMAKE_FLAGS = ("-DCMAKE_BUILD_TYPE=Release", "-DGGML_CUDA=OFF", "-DGGML_VULKAN=OFF", "-DGGML_METAL=OFF",
                "-DGGML_HIP=OFF", "-DGGML_OPENCL=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF",
@@ -140,7 +144,7 @@ async def shiftbench_async(*args: str) -> str:
 @asynccontextmanager
 async def running_server(binary: Path, model: Path, ctx: int, port: int, threads: int) -> AsyncIterator[str]:
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", str(ctx),
-               "-np", "1", "-t", str(threads), "--jinja", "--no-webui"]
+               "-np", "1", "-t", str(threads), "--jinja", "--chat-template-file", str(TEMPLATE), "--no-webui"]
     log = _log_file(model.parent / "llama-server.log")
     process = await anyio.open_process(command, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
@@ -238,7 +242,8 @@ async def run(cache: Path, ctx: int, port: int, workdir: Path, threads: int) -> 
         journal = workdir / "journal.sqlite"
         started = time.monotonic()
         await shiftbench_async("run", "--config", str(sweep), "--models", MODEL, "--methods", "blind",
-                               "--dataset", str(dataset), "--journal", str(journal), "--display", "none")
+                               "--dataset", str(dataset), "--journal", str(journal), "--display", "none",
+                               "--max-tokens", str(PILOT_MAX_TOKENS))
         say(f"\npilot: {len(SCENARIOS)} scenarios x (1 serving + 1 test task), took "
             f"{time.monotonic() - started:.0f} s")
         figures, episodes = await journal_figures(journal)

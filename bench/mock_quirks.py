@@ -21,6 +21,10 @@ against each behaviour without building one:
     rejects_unknown_fields   a body field outside the chat-completions fields it implements (KNOWN_FIELDS,
                              which has no `prompt_cache_key`) -> HTTP 400, as a request model that forbids
                              extra fields answers
+    parses_call_arguments    an assistant tool call in the history whose `arguments` are not JSON -> HTTP
+                             500 "Failed to parse tool call arguments as JSON" (llama.cpp, with a template
+                             that takes arguments as an object: it parses them before rendering; a reply
+                             cut at max_tokens inside a call leaves such arguments)
     context_tokens           a prompt longer than this -> HTTP 400 in `context_error`'s shape
 
 Prompt tokens are counted as ~4 bytes of the visible messages and tools, so a dropped tool result
@@ -47,6 +51,11 @@ ContextError = Literal["openai", "llama.cpp"]
 NULL_CONTENT_ERROR = ("[{'type': 'string_type', 'loc': ('body', 'messages', 2, 'typed-dict', 'content'), "
                       "'msg': 'Input should be a valid string', 'input': None}]")
 
+# llama.cpp's words (common/chat.cpp) when an assistant tool call's `arguments` string is not JSON.
+CALL_ARGUMENTS_ERROR = ("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error "
+                        "at line 1, column 26: syntax error while parsing value - unexpected end of input; "
+                        "expected '[', '{', or a literal")
+
 
 KNOWN_FIELDS = frozenset({
     "model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens", "max_completion_tokens",
@@ -65,6 +74,7 @@ class Quirks:
     sees_tool_results: bool = True
     tool_choice_needs_tools: bool = False
     rejects_unknown_fields: bool = False
+    parses_call_arguments: bool = False
     context_tokens: int | None = None
     context_error: ContextError = "openai"
 
@@ -72,8 +82,9 @@ class Quirks:
 MODES: Mapping[str, Quirks] = {
     "compliant": Quirks(),
     "strict": Quirks(tool_choice_needs_tools=True, rejects_unknown_fields=True, context_tokens=32_768),
-    "llama.cpp": Quirks(context_tokens=8_192, context_error="llama.cpp"),
-    "llama.cpp-small-model": Quirks(tool_calls_need_required=True, context_tokens=8_192, context_error="llama.cpp"),
+    "llama.cpp": Quirks(parses_call_arguments=True, context_tokens=8_192, context_error="llama.cpp"),
+    "llama.cpp-small-model": Quirks(tool_calls_need_required=True, parses_call_arguments=True, context_tokens=8_192,
+                                    context_error="llama.cpp"),
     "llama-cpp-python": Quirks(rejects_null_content=True, stream_usage=False, streamed_tool_calls=False,
                                tool_calls_need_auto=True, sees_tool_results=False, context_tokens=2_048),
 }
@@ -112,12 +123,25 @@ def _refusal(request: Recorded, quirks: Quirks) -> Failure | None:
     if unknown:
         return Failure(400, body={"error": {"type": "invalid_request_error", "param": unknown[0], "code": None,
                                             "message": f"{unknown[0]}: Extra inputs are not permitted"}})
+    if quirks.parses_call_arguments and any(not _is_json(c.get("function", {}).get("arguments", "{}"))
+                                            for m in messages for c in m.get("tool_calls") or ()):
+        return Failure(500, body={"error": {"code": 500, "type": "server_error", "message": CALL_ARGUMENTS_ERROR}})
     if quirks.tool_choice_needs_tools and "tool_choice" in body and not body.get("tools"):
         return Failure(400, message="\"tool_choice\" is only allowed when \"tools\" are specified")
     tokens = visible_prompt_tokens(request, quirks)
     if quirks.context_tokens is not None and tokens >= quirks.context_tokens:
         return context_failure(tokens, quirks.context_tokens, quirks.context_error)
     return None
+
+
+def _is_json(arguments: object) -> bool:
+    if not isinstance(arguments, str):
+        return True
+    try:
+        orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def visible_prompt_tokens(request: Recorded, quirks: Quirks) -> int:

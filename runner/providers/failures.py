@@ -5,7 +5,9 @@ once, into a `Failure` of `runner.providers.taxonomy` (whose policy then decides
     statuses        400/422/other 4xx rejected, 401/403 auth, 404 not found, 408 timeout, 409 server error,
                     413 context too long, 429 rate limited, 503/529 overloaded, other 5xx server error
     message rules   a provider's own words win over its status: "maximum context length" is context too
-                    long, "content policy" is content filtered (`TEXT_RULES`; add a provider's phrasing there)
+                    long, "content policy" is content filtered, a 500 that names a request validator or
+                    llama.cpp's "Failed to parse tool call arguments" is rejected (`TEXT_RULES`; add a
+                    provider's phrasing there)
     httpx errors    timeouts are timeout, a wrong URL scheme is not found, the rest is transport
     replies         malformed JSON or a cut stream is malformed reply
 
@@ -64,6 +66,8 @@ TEXT_RULES: tuple[tuple[re.Pattern[str], Failure], ...] = (
     # text is the validator's: resending the same body would fail the same way, so it is a rejection.
     (re.compile(r"validation error|input should be a valid|\bfield required\b|'loc': \(", re.I),
      Failure.REJECTED),
+    # llama.cpp parses the history's tool-call arguments before rendering: not JSON is a 500 that recurs.
+    (re.compile(r"failed to parse tool call arguments", re.I), Failure.REJECTED),
 )
 """The provider's own words, checked before its status (first match wins)."""
 

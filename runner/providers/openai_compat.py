@@ -312,7 +312,18 @@ class _Assembly:
 
 
 def _tool_call(call: ToolCall) -> dict[str, JSON]:
-    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments(call)}}
+
+
+def _arguments(call: ToolCall) -> str:
+    # Arguments that are not a JSON object (a reply cut at max_tokens inside a call) were answered "not
+    # executed" by the runner; they go back as "{}", which every server accepts: llama.cpp parses them
+    # before rendering its template and refuses the whole request otherwise. Valid ones go back unchanged.
+    try:
+        parsed = orjson.loads(call.arguments or "{}")
+    except orjson.JSONDecodeError:
+        return "{}"
+    return call.arguments if isinstance(parsed, dict) else "{}"
 
 
 def _reasoning_echo(message: Message) -> dict[str, JSON]:

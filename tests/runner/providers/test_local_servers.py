@@ -13,6 +13,7 @@ from runner.models.priced import PricedModel
 from runner.models.registry import build_model
 from runner.pricing import Price, worst_case_usd
 from runner.providers import HttpSettings, make_http_client
+from runner.providers.taxonomy import Failure, InfrastructureError
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn, Message, ToolCall
@@ -28,6 +29,34 @@ async def test_an_assistant_turn_with_only_a_tool_call_is_accepted_by_llama_cpp_
         response = await client.respond(request(*continue_after(silent_call)))
     assert response.attempts == 1
     assert mock.requests[0].body["messages"][2]["content"] == ""
+
+
+async def test_a_call_cut_inside_its_arguments_goes_back_as_an_empty_object_llama_cpp_accepts() -> None:
+    # A reply cut at max_tokens inside a call leaves arguments that are not JSON; the runner answered the
+    # call "not executed". llama.cpp parses the history's arguments before rendering and refused the
+    # whole request with a 500 (seen on the real server, bench/local_server.py).
+    cut = AssistantTurn(tool_calls=(ToolCall("call_1", "lookup", '{"q": "7 and then some more wor'),))
+    whole = AssistantTurn(tool_calls=(ToolCall("call_2", "lookup", '{"q":  "7"}'),))
+    async with serve_mock(with_quirks(MODES["llama.cpp"])) as mock, make_http_client() as http:
+        client = openai_client(mock.base_url, http, stream=False)
+        response = await client.respond(request(*continue_after(cut, "not executed: arguments are not JSON")))
+        await client.respond(request(*continue_after(whole)))
+    assert response.attempts == 1
+    cut_sent, whole_sent = (r.body["messages"][2]["tool_calls"][0]["function"] for r in mock.requests)
+    assert cut_sent == {"name": "lookup", "arguments": "{}"}
+    assert whole_sent["arguments"] == '{"q":  "7"}'  # parseable arguments go back byte for byte
+
+
+async def test_llama_cpps_refusal_of_unparseable_call_arguments_is_sent_once() -> None:
+    cut = AssistantTurn(tool_calls=(ToolCall("call_1", "lookup", '{"q": "7'),))
+    async with serve_mock(with_quirks(MODES["llama.cpp"])) as mock, make_http_client() as http:
+        client = openai_client(mock.base_url, http, stream=False)
+        body = client.body(request(*continue_after(cut)))
+        body["messages"][2]["tool_calls"][0]["function"]["arguments"] = '{"q": "7'  # as a server would see it
+        with pytest.raises(InfrastructureError) as failed:
+            await client.send_body(body, 2048)
+    assert failed.value.failure is Failure.REJECTED
+    assert len(mock.requests) == 1
 
 
 async def test_a_streamed_reply_without_usage_is_estimated_and_marked() -> None:
