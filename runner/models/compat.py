@@ -120,7 +120,8 @@ async def _tool_call(client: OpenAICompatClient) -> Finding:
     if not answer.turn.tool_calls:
         return Finding(False, f"answered with text, no tool call: {answer.turn.text[:60]!r}")
     call = answer.turn.tool_calls[0]
-    return Finding(True, f"{call.name}({call.arguments[:60]})")
+    one_line = " ".join(call.arguments.split())  # a server may pass on the model's newlines; a row is one line
+    return Finding(True, f"{call.name}({one_line[:60]})")
 
 
 async def _streamed_usage(client: OpenAICompatClient) -> Finding:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from bench.mock_provider import serve_mock
+from bench.mock_provider import Call, Reply, serve_mock
 from bench.mock_quirks import MODES, with_quirks
 from runner.cli import main
 from runner.models.compat import check_compatibility, context_limit, render_compatibility, sweep_settings
@@ -35,6 +35,17 @@ async def test_probe_full_reports_the_capabilities_the_mock_was_given(mode: str)
     quirks = MODES[mode]
     assert found.tool_choice == ("auto" if quirks.tool_calls_need_auto else
                                  "required" if quirks.tool_calls_need_required else "")
+
+
+async def test_a_call_with_pretty_printed_arguments_stays_on_its_row_of_the_table() -> None:
+    # llama.cpp returns a grammar-forced call's arguments as the model wrote them, newlines included.
+    call = Reply(tool_calls=(Call("get_weather", '{\n  "city": "Paris"\n}'),))
+    async with serve_mock(with_quirks(MODES["llama.cpp"])) as mock, make_http_client() as http:
+        mock.script(call, call)
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=1_024)
+    table = render_compatibility(found).splitlines()
+    assert len(table) == 1 + len(NAMES)
+    assert found.findings["tool calls, not streamed"].detail == 'get_weather({ "city": "Paris" })'
 
 
 async def test_settings_for_llama_cpp_python_turn_streaming_off_and_ask_for_tool_calls() -> None:
