@@ -220,6 +220,8 @@ def print_comparison(figures: dict[str, int], tap: UsageTap) -> None:
     say(f"  calls journaled {figures['calls']} ({figures['estimated_calls']} with estimated tokens, "
         f"{figures['unfinished_calls_tokens']} tokens in failed or unfinished calls); replies 200 from the "
         f"server {server['replies']}, of which without usage {server['without_usage']}")
+    if tap.dropped:
+        say(f"  connections that ended early at the proxy: {len(tap.dropped)} (first: {tap.dropped[0]})")
 
 
 def _n(value: int | None) -> str:

@@ -46,6 +46,8 @@ class UsageTap:
     http: httpx.AsyncClient
     base_url: str = ""
     replies: list[ServerCount] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    """Connections that ended in an error (the client left early, the upstream dropped), one line each."""
 
     def totals(self) -> dict[str, int | None]:
         ok = [r for r in self.replies if r.status == 200]
@@ -57,6 +59,16 @@ class UsageTap:
                 "without_usage": sum(r.prompt_tokens is None for r in ok)}
 
     async def handle(self, stream: anyio.abc.ByteStream) -> None:
+        # One connection's trouble (a client that closes early, an upstream that drops) ends that
+        # connection only: an error escaping here would cancel the listener's task group, and every
+        # later request would wait unaccepted.
+        try:
+            await self._handle(stream)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.BrokenResourceError,
+                anyio.ClosedResourceError, httpx.HTTPError, ValueError) as exc:
+            self.dropped.append(f"{type(exc).__name__}: {exc}")
+
+    async def _handle(self, stream: anyio.abc.ByteStream) -> None:
         async with stream:
             reader = BufferedByteReceiveStream(stream)
             head = await reader.receive_until(b"\r\n\r\n", 64 * 1024)
@@ -78,10 +90,12 @@ class UsageTap:
         lines.append("connection: close")
         await stream.send(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         seen = bytearray()
-        async for chunk in response.aiter_raw():
-            seen += chunk
-            await stream.send(chunk)
-        _read_counts(bytes(seen), count)
+        try:
+            async for chunk in response.aiter_raw():
+                seen += chunk
+                await stream.send(chunk)
+        finally:
+            _read_counts(bytes(seen), count)  # what the server said, even if the client left early
 
 
 def _read_counts(body: bytes, count: ServerCount) -> None:
