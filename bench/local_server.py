@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -37,6 +38,7 @@ from typing import BinaryIO
 
 import anyio
 import httpx
+import orjson
 
 from bench.usage_tap import UsageTap, usage_tap
 from runner.journal import EpisodeEnd, read_only
@@ -195,18 +197,34 @@ def settings_from(probe_output: str) -> str:
 # ---- the figures ------------------------------------------------------------------------------------
 
 
-async def journal_figures(journal: Path) -> tuple[dict[str, int], list[EpisodeEnd]]:
+async def journal_figures(journal: Path) -> tuple[dict[str, int], list[EpisodeEnd], dict[tuple[str, str], bytes]]:
     async with read_only(journal) as reader:
         run = (await reader.runs())[0]
         usage = await reader.call_usage(run.run_id)
         calls = await reader.model_call_count(run.run_id)
         episodes = await reader.episode_ends(run.run_id)
+        records = {(r.scenario, r.phase): r.record for r in await reader.recorded_episodes(run.run_id)}
     say(f"run {run.run_id}: {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
     figures = {"calls": calls, "input_tokens": sum(u.input_tokens for u in usage),
                "output_tokens": sum(u.output_tokens for u in usage),
                "unfinished_calls_tokens": sum(u.input_tokens + u.output_tokens for u in usage if not u.finished),
                "estimated_calls": sum(u.estimated_calls for u in usage)}
-    return figures, episodes
+    return figures, episodes, records
+
+
+def calls_made(record: bytes) -> tuple[int, str]:
+    """Tool calls the model made in an episode (executed or not, `finish` included) and their names in
+    order, from its journaled record: a turn with several calls executes none (FORMAT.md)."""
+    made, names = 0, []
+    for step in orjson.loads(record)["steps"]:
+        several = re.match(r"(\d+) calls in one turn", step.get("note") or "")
+        if several:
+            made += int(several.group(1))
+            names.append(f"[{several.group(1)} at once]")
+        elif step.get("action_name"):
+            made += 1
+            names.append(step["action_name"])
+    return made, " ".join(names)
 
 
 def print_comparison(figures: dict[str, int], tap: UsageTap) -> None:
@@ -220,6 +238,8 @@ def print_comparison(figures: dict[str, int], tap: UsageTap) -> None:
     say(f"  calls journaled {figures['calls']} ({figures['estimated_calls']} with estimated tokens, "
         f"{figures['unfinished_calls_tokens']} tokens in failed or unfinished calls); replies 200 from the "
         f"server {server['replies']}, of which without usage {server['without_usage']}")
+    say(f"  tool calls in the server's replies: {server['tool_calls']} (in {server['replies_with_calls']} of "
+        f"{server['replies']} replies)")
     if tap.dropped:
         say(f"  connections that ended early at the proxy: {len(tap.dropped)} (first: {tap.dropped[0]})")
 
@@ -248,12 +268,15 @@ async def run(cache: Path, ctx: int, port: int, workdir: Path, threads: int) -> 
                                "--max-tokens", str(PILOT_MAX_TOKENS))
         say(f"\npilot: {len(SCENARIOS)} scenarios x (1 serving + 1 test task), took "
             f"{time.monotonic() - started:.0f} s")
-        figures, episodes = await journal_figures(journal)
+        figures, episodes, records = await journal_figures(journal)
         print_comparison(figures, tap)
-    say("\nEpisodes")
-    say(f"  {'scenario':<12}{'phase':<9}{'end reason':<18}{'turns':>6}{'tool calls':>11}{'reward':>8}")
+    say("\nEpisodes (calls made: every call in the model's replies, finish included; executed: those that ran a "
+        "domain tool)")
+    say(f"  {'scenario':<12}{'phase':<7}{'end reason':<12}{'turns':>6}{'made':>6}{'executed':>9}{'reward':>7}  calls")
     for e in episodes:
-        say(f"  {e.scenario:<12}{e.phase:<9}{e.end_reason:<18}{e.turns:>6}{e.tool_calls:>11}{e.reward:>8.2f}")
+        made, names = calls_made(records.get((e.scenario, e.phase), b'{"steps": []}'))
+        say(f"  {e.scenario:<12}{e.phase:<7}{e.end_reason:<12}{e.turns:>6}{made:>6}{e.tool_calls:>9}"
+            f"{e.reward:>7.2f}  {names[:60]}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

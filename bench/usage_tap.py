@@ -38,6 +38,8 @@ class ServerCount:
     timings_prompt: int | None = None
     """prompt_n + cache_n: every prompt token, computed or taken from the prompt cache."""
     timings_predicted: int | None = None
+    tool_calls: set[str] = field(default_factory=set)
+    """The reply's tool calls, by index (streamed pieces of one call share its index)."""
 
 
 @dataclass
@@ -56,7 +58,9 @@ class UsageTap:
                 "usage_completion": _sum(r.completion_tokens for r in ok),
                 "timings_prompt": _sum(r.timings_prompt for r in ok),
                 "timings_predicted": _sum(r.timings_predicted for r in ok),
-                "without_usage": sum(r.prompt_tokens is None for r in ok)}
+                "without_usage": sum(r.prompt_tokens is None for r in ok),
+                "tool_calls": sum(len(r.tool_calls) for r in ok),
+                "replies_with_calls": sum(bool(r.tool_calls) for r in ok)}
 
     async def handle(self, stream: anyio.abc.ByteStream) -> None:
         # One connection's trouble (a client that closes early, an upstream that drops) ends that
@@ -99,7 +103,7 @@ class UsageTap:
 
 
 def _read_counts(body: bytes, count: ServerCount) -> None:
-    """The last `usage` and `timings` in a JSON body or an SSE stream."""
+    """The last `usage` and `timings` in a JSON body or an SSE stream, and the tool calls it carries."""
     text = body.decode("utf-8", "replace")
     pieces = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")] or [text]
     for piece in pieces:
@@ -120,6 +124,10 @@ def _take(data: Mapping[str, Any], count: ServerCount) -> None:
     if isinstance(timings, dict):
         count.timings_prompt = int(timings.get("prompt_n") or 0) + int(timings.get("cache_n") or 0)
         count.timings_predicted = int(timings.get("predicted_n") or 0)
+    for choice in data.get("choices") or ():
+        message = (choice.get("message") or choice.get("delta") or {}) if isinstance(choice, dict) else {}
+        for position, call in enumerate(message.get("tool_calls") or ()):
+            count.tool_calls.add(str(call.get("index", position)) if isinstance(call, dict) else str(position))
 
 
 def _sum(values: Any) -> int | None:

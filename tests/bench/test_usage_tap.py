@@ -19,6 +19,15 @@ async def test_replies_are_relayed_and_their_usage_kept() -> None:
     assert reply.json()["usage"]["prompt_tokens"] == tap.totals()["usage_prompt"]
 
 
+async def test_tool_calls_in_replies_are_counted_streamed_or_not() -> None:
+    ask = {**ASK, "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]}
+    async with serve_mock() as mock, usage_tap(mock.base_url) as tap, httpx.AsyncClient() as http:
+        for stream in (False, True):
+            reply = await http.post(tap.base_url + "/v1/chat/completions", json={**ask, "stream": stream})
+            assert reply.status_code == 200
+    assert tap.totals()["tool_calls"] == 2 and tap.totals()["replies_with_calls"] == 2
+
+
 async def test_a_connection_dropped_before_or_during_a_request_does_not_stop_the_tap() -> None:
     # Seen on the real server: a client connection that ended early crashed its handler, which cancelled
     # the tap's task group; every later request then waited, unaccepted, and the pilot hung.
