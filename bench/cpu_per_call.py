@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(result))
         return
     rows = anyio.run(_parent, args, backend_options=options)
-    print(json.dumps({"medians": _medians(rows), "rounds": len(rows)}, indent=1))
+    print(json.dumps({"medians": _medians(rows)}))
 
 
 if __name__ == "__main__":

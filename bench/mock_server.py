@@ -3,6 +3,7 @@ replies) does not share the benchmarked event loop, as a real provider's would n
 
     python -m bench.mock_server --latency 0.1 --turns 3     # prints its base URL, serves until stdin closes
     python -m bench.mock_server --die-after 40              # the process exits once it has answered 40 calls
+    python -m bench.mock_server --asked-delay               # each request names its own delay (below)
 
 `mock_process()` starts it, reads the URL and stops it on exit (by its own pid).
 """
@@ -22,7 +23,7 @@ from anyio.streams.text import TextReceiveStream
 
 from bench.mock_provider import MockProvider, Recorded, Reply, Responder, Response, serve_mock, tool_loop
 
-__all__ = ["delayed", "main", "mock_process"]
+__all__ = ["ASKED_DELAY", "asked_delay", "delayed", "main", "mock_process"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,8 +38,29 @@ def delayed(inner: Responder, latency_s: float) -> Responder:
     return respond
 
 
-async def _serve(latency_s: float, turns: int, die_after: int | None = None) -> None:
-    async with serve_mock(delayed(tool_loop(calls_before_finish=turns - 1), latency_s)) as mock:
+ASKED_DELAY = "delay_s="
+"""A request whose last message starts `delay_s=1.25 ...` is answered that many seconds late (with
+`--asked-delay`): the caller then knows each reply's delay and can subtract it from what it observed."""
+
+
+def asked_delay(inner: Responder, latency_s: float) -> Responder:
+    """`inner`'s replies, each as late as its request asks (else `latency_s`)."""
+
+    def respond(request: Recorded) -> Response:
+        reply = inner(request)
+        messages = request.body.get("messages") if isinstance(request.body, dict) else None
+        text = messages[-1].get("content") if isinstance(messages, list) and messages else None
+        delay = latency_s
+        if isinstance(text, str) and text.startswith(ASKED_DELAY):
+            delay = float(text.removeprefix(ASKED_DELAY).split(maxsplit=1)[0])
+        return dataclasses.replace(reply, delay_s=delay) if isinstance(reply, Reply) else reply
+
+    return respond
+
+
+async def _serve(latency_s: float, turns: int, die_after: int | None = None, asked: bool = False) -> None:
+    timing = asked_delay if asked else delayed
+    async with serve_mock(timing(tool_loop(calls_before_finish=turns - 1), latency_s)) as mock:
         mock.die_after = die_after
         print(mock.base_url, flush=True)
         async with anyio.create_task_group() as group:
@@ -60,12 +82,14 @@ async def _until_dead(mock: MockProvider, scope: anyio.CancelScope) -> None:
 
 
 @asynccontextmanager
-async def mock_process(latency_s: float, turns: int, die_after: int | None = None) -> AsyncIterator[str]:
+async def mock_process(latency_s: float, turns: int, die_after: int | None = None,
+                       asked_delay: bool = False) -> AsyncIterator[str]:
     """Start the mock in a child process; yield its base URL. With `die_after`, the process exits once it
     has answered that many calls."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "bench.mock_server", "--latency", str(latency_s), "--turns", str(turns)]
     command += ["--die-after", str(die_after)] if die_after is not None else []
+    command += ["--asked-delay"] if asked_delay else []
     async with await anyio.open_process(command, env=env, stderr=None) as process:
         try:
             assert process.stdout is not None
@@ -93,9 +117,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--turns", type=int, default=3, help="turns an episode (tool calls before finish + 1)")
     parser.add_argument("--die-after", type=int, default=None, help="exit once this many calls are answered")
+    parser.add_argument("--asked-delay", action="store_true",
+                        help=f"a request whose last message starts '{ASKED_DELAY}<seconds>' waits that long")
     args = parser.parse_args(argv)
     try:
-        anyio.run(_serve, args.latency, args.turns, args.die_after, backend_options={"use_uvloop": True})
+        anyio.run(_serve, args.latency, args.turns, args.die_after, args.asked_delay,
+                  backend_options={"use_uvloop": True})
     except KeyboardInterrupt:
         pass
 

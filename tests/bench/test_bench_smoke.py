@@ -4,6 +4,7 @@ asserted: speed is shown by `python -m bench.run_benchmarks`, never by a test.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -67,3 +68,28 @@ async def test_sweep_cost_mock_agent_takes_the_scripted_models_turns_in_both_dia
         mocked_episodes = {task: found for (m, task), found in episodes(tmp_path / "mock.sqlite").items() if m == model}
         assert mocked_episodes == scripted
     assert sum(b.cached_tokens for b in cache.billed) > 0
+
+
+def _last_json(out: str) -> dict[str, Any]:
+    result: dict[str, Any] = orjson.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def test_sustained_load_reports_each_level(built_suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.sustained_load import main as load_main
+
+    load_main(["--levels", "2", "4", "--rounds", "1", "--warmup", "0.2", "--measure", "0.6",
+               "--delays", "0.01", "0.02", "--suite", str(built_suite)])
+    medians = _last_json(capsys.readouterr().out)["medians"]
+    assert [m["in_flight"] for m in medians] == [2, 4]
+    assert all(m["calls_per_s"] > 0 and m["added_ms_p99"] >= m["added_ms_p50"] for m in medians)
+
+
+def test_cpu_per_call_measures_both_layers(built_suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.cpu_per_call import main as cpu_main
+
+    cpu_main(["--episodes", "4", "--concurrency", "2", "--latency", "0.01", "--rounds", "1",
+              "--suite", str(built_suite)])
+    medians = {m["layer"]: m for m in _last_json(capsys.readouterr().out)["medians"]}
+    assert set(medians) == {"sweep", "client"}
+    assert all(m["run_ms_per_call"] > 0 and m["ideal_s"] > 0 for m in medians.values())
