@@ -17,6 +17,9 @@ CPU over the 2N run's calls (start-up included) for comparison with figures meas
 Layers: `sweep` (the engine over a stream of test episodes: methods, journal, stack, provider client)
 and `client` (the provider client alone, C callers each sending a banking_l1 first-turn request).
 Ideal wall = calls x latency / C (every call is in flight for exactly the mock's delay).
+
+`--inspect-python PATH` adds the same workload through Inspect (bench/inspect_side.py, run by the
+Python of a separate venv with `inspect-ai openai`), against the same mock, in the same rounds.
 """
 
 from __future__ import annotations
@@ -119,9 +122,8 @@ async def _child(layer: str, suite: Path, base_url: str, concurrency: int, size:
     return {"startup_cpu_s": startup, "runs": runs, "process_cpu_s": _cpu_s()}
 
 
-def _spawn(args: list[str]) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "bench.cpu_per_call", *args], cwd=_ROOT, capture_output=True,
-                          text=True, check=False)
+def _spawn(args: list[str], command: Sequence[str] = (sys.executable, "-m", "bench.cpu_per_call")) -> dict[str, Any]:
+    done = subprocess.run([*command, *args], cwd=_ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"child failed: {done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -139,6 +141,15 @@ def _summary(layer: str, child: dict[str, Any], concurrency: int, latency: float
             "wall_s": round(wall, 3), "ideal_s": round(ideal, 3), "wall_over_ideal": round(wall / ideal, 3)}
 
 
+def _inspect_spec(suite: Path, path: Path) -> None:
+    """What the Inspect side needs of the workload: banking_l1's system prompt, tools and test tasks."""
+    from simulators.dataset import load_dataset
+
+    scenario = load_dataset(suite, only=(SCENARIO,)).scenarios[SCENARIO]
+    path.write_text(json.dumps({"system": scenario.environment.system_prompt, "tools": list(scenario.environment.tools),
+                                "instructions": [t.instruction for t in scenario.test]}), encoding="utf-8")
+
+
 async def _parent(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="shiftbench-cpu-suite-") as tmp:
@@ -148,14 +159,23 @@ async def _parent(args: argparse.Namespace) -> list[dict[str, Any]]:
 
             suite = Path(tmp) / "suite"
             build_suite(suite, seed=0)
+        layers = list(args.layers)
+        if args.inspect_python:
+            _inspect_spec(suite, Path(tmp) / "inspect.json")
+            layers.append("inspect")
         async with mock_process(args.latency, TURNS) as base_url:
             for round_ in range(args.rounds):
-                for layer in args.layers:
-                    size = args.episodes // 2 if layer == "sweep" else args.episodes * TURNS // 2
+                for layer in layers:
+                    size = args.episodes * TURNS // 2 if layer == "client" else args.episodes // 2
                     load = load_average()
-                    child = await anyio.to_thread.run_sync(_spawn, [
-                        "--child", layer, "--suite", str(suite), "--base-url", base_url,
-                        "--concurrency", str(args.concurrency), "--size", str(size)])
+                    common = ["--base-url", base_url, "--concurrency", str(args.concurrency), "--size", str(size)]
+                    if layer == "inspect":
+                        command = (args.inspect_python, str(_ROOT / "bench" / "inspect_side.py"))
+                        child = await anyio.to_thread.run_sync(
+                            _spawn, ["--spec", str(Path(tmp) / "inspect.json"), *common], command)
+                    else:
+                        child = await anyio.to_thread.run_sync(_spawn, ["--child", layer, "--suite", str(suite),
+                                                                        *common])
                     row = {"round": round_, **_summary(layer, child, args.concurrency, args.latency),
                            "load_1m": load[0] if load else None}
                     rows.append(row)
@@ -181,6 +201,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--layers", nargs="+", default=["sweep", "client"], choices=["sweep", "client"])
     parser.add_argument("--suite", type=Path, help="a built suite (default: build seed 0 into a temp folder)")
+    parser.add_argument("--inspect-python", help="the python of a venv with inspect-ai and openai: adds Inspect")
     parser.add_argument("--child", choices=["sweep", "client"], help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
