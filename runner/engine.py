@@ -16,6 +16,7 @@ then `learn` replayed on the blocks journaled after it.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -98,9 +99,16 @@ class Engine:
         self.stop.progress = self.progress
 
     async def run(self, streams: Sequence[Stream]) -> None:
-        async with anyio.create_task_group() as group:
-            for stream in streams:
-                group.start_soon(self._run_stream, stream)
+        # What exists now (the dataset, the methods, the clients) lives for the whole run: frozen, the
+        # cycle collector stops re-scanning it at every full collection (~0.1 ms CPU per model call
+        # with the built-in suite loaded). Unfrozen after, so nothing made before stays uncollectable.
+        gc.freeze()
+        try:
+            async with anyio.create_task_group() as group:
+                for stream in streams:
+                    group.start_soon(self._run_stream, stream)
+        finally:
+            gc.unfreeze()
 
     # ----------------------------------------------------------------------------------------- stream
 

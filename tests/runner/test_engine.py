@@ -278,3 +278,22 @@ async def test_a_failed_block_commit_stops_the_stream_before_the_next_block_reac
     check = sqlite3.connect(path)
     assert check.execute("SELECT count(*) FROM episodes").fetchone() == (0,)
     check.close()
+
+
+async def test_a_run_freezes_what_existed_before_it_for_the_collector_and_unfreezes_it_after(tmp_path: Path) -> None:
+    """Frozen during the run (the collector skips the dataset and methods), never left frozen after."""
+    import gc
+
+    scenario = toy_scenario(windows=1, serving_per_window=2, test_per_window=2)
+    stream = stream_of(scenario)
+    frozen_during: list[int] = []
+
+    async def respond(request: ModelRequest) -> AssistantTurn:
+        frozen_during.append(gc.get_freeze_count())
+        return await toy_decider(lambda r: context_of(r)["best"])(request)
+
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        await make_engine(journal, ScriptModel(respond), 1, [], stream).run([stream])
+    assert frozen_during and min(frozen_during) > 0
+    assert gc.get_freeze_count() == 0

@@ -59,3 +59,21 @@ async def test_a_fresh_unit_never_reads_and_a_cached_unit_reads_once_and_replays
         await journal.commit(Batch())
         spend = await journal.read.spend(RUN)
     assert spend.by_purpose == {"agent": 1.5}
+
+
+def test_a_journaled_reply_is_written_as_its_fields_in_order() -> None:
+    """The row's bytes are the reply's dataclass fields, nested, as asdict() gave them (journals written
+    before stay readable as they are)."""
+    from dataclasses import asdict
+
+    import orjson
+
+    from runner.models.journaled import _decode, _encode
+    from simulators.model_api import ModelResponse, Usage
+    from simulators.protocol import AssistantTurn, ToolCall
+
+    turn = AssistantTurn("t", "r", (ToolCall("c1", "lookup", '{"q": 1}'),), {"openai_compat": {"x": [1]}})
+    usage = Usage(input_tokens=10, output_tokens=2, reported_cost_usd=0.5)
+    reply = ModelResponse(turn, usage, cost_usd=0.25, attempts=2)
+    assert _encode(reply) == orjson.dumps(asdict(reply))
+    assert _decode(_encode(reply)).turn == reply.turn
