@@ -78,7 +78,7 @@ def _last_json(out: str) -> dict[str, Any]:
 def test_sustained_load_reports_each_level(built_suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bench.sustained_load import main as load_main
 
-    load_main(["--levels", "2", "4", "--rounds", "1", "--warmup", "0.2", "--measure", "0.6",
+    load_main(["--levels", "2", "4", "--rounds", "1", "--warmup", "1", "--measure", "2",
                "--delays", "0.01", "0.02", "--suite", str(built_suite)])
     medians = _last_json(capsys.readouterr().out)["medians"]
     assert [m["in_flight"] for m in medians] == [2, 4]
