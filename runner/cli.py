@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 import orjson
@@ -29,26 +29,19 @@ from runner.cli_workbench import (
     cmd_runs_rm,
 )
 from runner.config import SweepConfig, allowed_range, load_config_file
-from runner.data_commands import run_check_gold, run_fetch, run_replay
-from runner.estimate import estimate_command
-from runner.evidence.commands import compare_command, gate_command, load_comparison, verify_command
-from runner.evidence.plan_commands import follow_plan, lock_command
 from runner.files import write_atomically
-from runner.models.compat import CONTEXT_PROBE_TOKENS, check_compatibility, render_compatibility, sweep_settings
-from runner.models.probe import probe_models
-from runner.models.registry import ModelEntry, build_models, close_models, endpoint_of
+from runner.models.compat import CONTEXT_PROBE_TOKENS
 from runner.optional import load_extra
 from runner.paths import check_suite_target
-from runner.providers import OpenAICompatClient
-from runner.report import build_report, render_csv, render_json, render_markdown, render_text, render_window_csv
-from runner.runs import list_runs, render_runs_json, render_runs_text
-from runner.sweep import code_version, default_journal, resume_sweep, start_sweep
-from runner.views.episodes import load_failed
-from simulators.dataset import load_dataset
+from runner.sweep import code_version, default_journal
 from simulators.errors import ShiftbenchInputError
-from simulators.integrity import dangling_ids
 from simulators.protocol import SCENARIOS
-from simulators.suite import build_suite, summarize
+
+if TYPE_CHECKING:
+    from runner.models.registry import ModelEntry
+
+# Each command imports the modules only it needs when it runs (the evidence commands bring numpy, the
+# report and views bring rich): `run` and `resume` start without them (issue 14, resume start).
 
 __all__ = ["main"]
 
@@ -265,6 +258,8 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
+    from runner.evidence.plan_commands import follow_plan
+
     if getattr(args, "plan", None):
         return follow_plan(args.plan, _overrides(args), print)
     config = load_config_file(args.config) if args.config else SweepConfig()
@@ -297,21 +292,29 @@ def _async(fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from runner.sweep import start_sweep
+
     config = sweep_config(args)
     journal = _journal(args, config)
     outcome = _async(start_sweep, config, journal, args.display)
+    from runner.report import build_report, render_text  # after the run: numpy is not on its start's path
     print(render_text(_async(build_report, journal, outcome.run_id)))
     return EXIT_BY_STATUS.get(outcome.status, 1)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
+    from runner.sweep import resume_sweep
+
     journal = _journal(args)
     outcome = _async(resume_sweep, args.run_id, journal, args.display, print, args.budget)
+    from runner.report import build_report, render_text  # after the run: numpy is not on its start's path
     print(render_text(_async(build_report, journal, outcome.run_id)))
     return EXIT_BY_STATUS.get(outcome.status, 1)
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
+    from runner.runs import list_runs, render_runs_json, render_runs_text
+
     if args.runs_command == "rm":
         return cmd_runs_rm(args, _journal(args), _async)
     runs = _async(list_runs, _journal(args))
@@ -320,6 +323,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from runner.report import build_report, render_csv, render_json, render_markdown, render_text, render_window_csv
+
     if args.html is not None:
         return _cmd_report_html(args)
     report = _async(build_report, _journal(args), args.run_id)
@@ -332,6 +337,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_report_html(args: argparse.Namespace) -> int:
+    from runner.report import build_report
+    from runner.views.episodes import load_failed
+
     html = load_extra("runner.views.html_report", "html", "report --html")
     journal = _journal(args)
     report = _async(build_report, journal, args.run_id)
@@ -342,12 +350,16 @@ def _cmd_report_html(args: argparse.Namespace) -> int:
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
+    from runner.estimate import estimate_command
+
     print(_async(estimate_command, _journal(args), args.run_id, args.models, args.methods, args.scenarios,
                  args.json))
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from runner.evidence.commands import compare_command, load_comparison
+
     if args.html is not None:
         html = load_extra("runner.views.compare_html", "html", "compare --html")
         comparison, a, b = _async(load_comparison, _journal(args), args.a, args.b)
@@ -360,18 +372,24 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from runner.evidence.commands import verify_command
+
     text, code = _async(verify_command, _journal(args), args.run_id, args.json)
     print(text)
     return int(code)
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
+    from runner.evidence.commands import gate_command
+
     text, code = _async(gate_command, _journal(args), args.run_id, args.rules, args.json)
     print(text)
     return int(code)
 
 
 def _cmd_lock(args: argparse.Namespace) -> int:
+    from runner.evidence.plan_commands import lock_command
+
     print(lock_command(args.plan, _overrides(args), args.amend, print))
     return 0
 
@@ -384,6 +402,9 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
 
 async def _probe(config: SweepConfig, full: bool, context_tokens: int) -> None:
+    from runner.models.probe import probe_models
+    from runner.models.registry import build_models, close_models
+
     models = build_models(config)
     for entry in models.values():
         if entry.offline:
@@ -398,6 +419,10 @@ async def _probe(config: SweepConfig, full: bool, context_tokens: int) -> None:
 
 
 async def _full_probe(config: SweepConfig, entry: ModelEntry, context_tokens: int) -> None:
+    from runner.models.compat import check_compatibility, render_compatibility, sweep_settings
+    from runner.models.registry import endpoint_of
+    from runner.providers import OpenAICompatClient
+
     if entry.offline:
         return
     if not isinstance(entry.probe, OpenAICompatClient):
@@ -412,6 +437,8 @@ async def _full_probe(config: SweepConfig, entry: ModelEntry, context_tokens: in
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
+    from methods.registry import METHOD_REGISTRY
+
     for spec in METHOD_REGISTRY.values():
         calls = "extra model calls" if spec.uses_model else "no extra model calls"
         print(f"{spec.name:<12} {spec.summary}  [{calls}]")
@@ -419,6 +446,11 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
+    from runner.data_commands import run_check_gold, run_fetch, run_replay
+    from simulators.dataset import load_dataset
+    from simulators.integrity import dangling_ids
+    from simulators.suite import build_suite, summarize
+
     if args.data_command == "replay":
         return run_replay(args.dir, args.scenario, args.task, args.gold, args.actions, args.json)
     if args.data_command == "fetch":

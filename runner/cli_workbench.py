@@ -17,9 +17,6 @@ import orjson
 from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
 from runner.journal import EpisodeFilter
 from runner.optional import load_extra
-from runner.views.episodes import load_state, load_transcripts, split_stream
-from runner.views.export import export_jsonl
-from runner.views.show import print_state, print_transcripts, transcripts_json
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm", "add_workbench_commands", "cmd_runs_rm"]
@@ -73,6 +70,10 @@ def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.Arg
 
 
 def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    # The views (rich among them) are imported by the commands that print them, not by every command
+    from runner.views.episodes import load_transcripts, split_stream
+    from runner.views.show import print_transcripts, transcripts_json
+
     model, method = split_stream(args.stream) if args.stream else (None, None)
     where = EpisodeFilter(unit_id=args.unit, model=model, method=method, scenario=args.scenario,
                           window=args.window, phase=args.phase, failed=args.failed)
@@ -86,6 +87,9 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.views.episodes import load_state
+    from runner.views.show import print_state
+
     state = run(load_state, journal, args.run_id, args.stream, args.scenario, args.window)
     if args.json:
         print(orjson.dumps(state.state, option=orjson.OPT_INDENT_2).decode())
@@ -96,6 +100,8 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.views.export import export_jsonl
+
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
