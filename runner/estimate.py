@@ -23,7 +23,7 @@ from runner.journal import Reader, RunRow, read_only
 from runner.plan import Stream, plan_streams
 from runner.pricing import PriceTable
 from runner.projection import BOOTSTRAP_DRAWS, Cell, Measured, ProjectedRow, measured, project
-from runner.report import text_table
+from runner.tables import text_table
 from simulators.dataset import load_dataset, scenario_names
 from simulators.errors import ShiftbenchInputError
 

@@ -44,6 +44,7 @@ from runner.journal import (
     TestScore,
     read_only,
 )
+from runner.tables import text_table
 from simulators.errors import ShiftbenchInputError
 
 __all__ = [
@@ -677,19 +678,6 @@ def _window_table(report: Report) -> Table:
              _score(w.fully_specified), _interval(w.fully_specified_ci), str(w.n)]
             for s in report.streams for name, setting in s.settings.items() for w in setting.windows]
     return headers, rows
-
-
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
-    """A fixed-width table; `align` holds 'l' or 'r' per column."""
-    widths = [max([len(headers[i])] + [len(row[i]) for row in rows]) for i in range(len(headers))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = [cell.rjust(width) if side == "r" else cell.ljust(width)
-                  for cell, width, side in zip(cells, widths, align, strict=True)]
-        return "  ".join(padded).rstrip()
-
-    rule = "  ".join("-" * width for width in widths)
-    return "\n".join([line(headers), rule, *(line(row) for row in rows)])
 
 
 def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

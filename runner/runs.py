@@ -11,7 +11,7 @@ import orjson
 from runner.cache_savings import CacheFigures, cache_total, run_price_table
 from runner.journal import STOPPING, CacheUsage, RunRow, Spend, StreamNames, UnitProgress, read_only
 from runner.liveness import process_alive
-from runner.report import text_table
+from runner.tables import text_table
 
 __all__ = ["RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
 
