@@ -4,10 +4,14 @@ one after another into ONE journal (so the k-th run starts on a journal that alr
 suites): wall time and peak RSS of each run, journal bytes per episode; then a run killed (SIGKILL) at
 about 80% and `resume`d on that journal: the time from starting `resume` to its first new episode.
 
-    python -m bench.scale --seeds 5 --out bench/results/scale.json
+    python -m bench.scale --seeds 10 --paired --out bench/results/scale.json
 
-Each child's peak RSS is the kernel's (`wait4` rusage, ru_maxrss); episode counts and the journal's
-growth come from the journal's public reader.
+Seeds are not the same work (seed 9's suite costs ~6% more than seed 0's on an empty journal), so
+"N seeds against one seed's time" needs each seed's own one-seed time: with `--paired`, each seed is
+also run alone into a fresh journal right after its run into the shared one (interleaved, so a load
+change hits both), and the growth the shared journal causes is the sum of shared runs over the sum of
+the fresh ones. Each child's peak RSS and CPU time (user + system) are the kernel's (`wait4` rusage);
+episode counts and the journal's growth come from the journal's public reader.
 """
 
 from __future__ import annotations
@@ -48,17 +52,19 @@ def _run_args(suite: Path, journal: Path, methods: str, pilot: int) -> list[str]
     return _cli(*args, *(["--pilot", str(pilot)] if pilot else []))
 
 
-def _measured(argv: list[str]) -> tuple[float, int, int]:
-    """(wall s, peak RSS bytes, exit code) of one child process."""
+def _measured(argv: list[str]) -> tuple[float, int, float]:
+    """(wall s, peak RSS bytes, CPU s) of one child process."""
     started = time.perf_counter()
-    child = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _pid, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - started
-    if child.returncode != 0:
-        err = child.stderr.read().decode(errors="replace") if child.stderr else ""
-        raise RuntimeError(f"{' '.join(argv[3:5])} exited {child.returncode}: {err[-2000:]}")
-    return wall, usage.ru_maxrss * 1024, child.returncode
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
+        _pid, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        if child.returncode != 0:
+            errors.seek(0)
+            said = errors.read().decode(errors="replace")[-2000:]
+            raise RuntimeError(f"{' '.join(argv[3:5])} exited {child.returncode}: {said}")
+    return wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
 def _journal_bytes(journal: Path) -> int:
@@ -86,42 +92,54 @@ async def _kill_at(argv: list[str], journal: Path, target: int) -> str:
     """Start a run, SIGKILL it once `target` episodes are journaled; its run id."""
     before = await _runs(journal)
     child = await anyio.open_process(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run_id = None
     try:
-        while True:
-            await anyio.sleep(0.2)
+        while run_id is None and child.returncode is None:
+            await anyio.sleep(POLL_S)
             after = await _runs(journal)
-            if len(after) > len(before):
+            if len(after) > len(before) and dict(after)[_new_run_id(before, after)] >= target:
                 run_id = _new_run_id(before, after)
-                if dict(after)[run_id] >= target:
-                    return run_id
-            if child.returncode is not None:
-                raise RuntimeError("the run ended before it could be killed: raise the target")
     finally:
         if child.returncode is None:
             child.send_signal(signal.SIGKILL)
-        await child.wait()
+        code = await child.wait()
+    if run_id is None or code == 0:  # it finished before the signal: nothing left to resume
+        raise RuntimeError("the run ended before it could be killed: use a larger suite (or no --pilot)")
+    return run_id
 
 
 async def _resume_start(journal: Path, run_id: str) -> dict[str, Any]:
     """Seconds from starting `resume` to its first new episode, and the resume's whole wall time."""
     done = await _episodes(journal, run_id)
     started = time.perf_counter()
-    child = await anyio.open_process(_cli("resume", run_id, "--journal", str(journal), "--display", "none"),
-                                     cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    first = None
-    async with read_only(journal) as reader:
-        while child.returncode is None and first is None:
-            if await reader.episode_count(run_id) > done:
-                first = time.perf_counter() - started
-            await anyio.sleep(POLL_S)
-    code = await child.wait()
+    errors = journal.with_name("resume.stderr")
+    with errors.open("wb") as sink:
+        child = await anyio.open_process(_cli("resume", run_id, "--journal", str(journal), "--display", "none"),
+                                         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink)
+        first = None
+        async with read_only(journal) as reader:
+            while child.returncode is None and first is None:
+                if await reader.episode_count(run_id) > done:
+                    first = time.perf_counter() - started
+                await anyio.sleep(POLL_S)
+        code = await child.wait()
     if code != 0 or first is None:
-        raise RuntimeError(f"resume exited {code} (first new episode at {first})")
+        said = errors.read_text(errors="replace")[-2000:]
+        raise RuntimeError(f"resume exited {code} (first new episode at {first}): {said}")
     return {"episodes_before": done, "first_new_episode_s": round(first, 2),
             "resume_wall_s": round(time.perf_counter() - started, 2)}
 
 
-async def run_scale(seeds: int, methods: str, pilot: int, say: Any = print) -> dict[str, Any]:
+async def _fresh(suite: Path, methods: str, pilot: int) -> dict[str, Any]:
+    """The same seed alone, into a journal of its own that is deleted afterwards."""
+    with tempfile.TemporaryDirectory(prefix="shiftbench-fresh-", dir=suite.parent) as tmp:
+        wall, rss, cpu = await anyio.to_thread.run_sync(
+            _measured, _run_args(suite, Path(tmp) / "journal.sqlite", methods, pilot))
+    return {"fresh_wall_s": round(wall, 2), "fresh_cpu_s": round(cpu, 2), "fresh_peak_rss_mb": round(rss / 1e6, 1)}
+
+
+async def run_scale(seeds: int, methods: str, pilot: int, paired: bool = False,
+                    say: Any = print) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="shiftbench-scale-") as tmp:
         suites = [Path(tmp) / f"seed-{seed}" for seed in range(seeds)]
         for seed, suite in enumerate(suites):
@@ -130,15 +148,17 @@ async def run_scale(seeds: int, methods: str, pilot: int, say: Any = print) -> d
         rows: list[dict[str, Any]] = []
         for seed, suite in enumerate(suites):
             before, size_before = await _runs(journal) if journal.exists() else [], _journal_bytes(journal)
-            wall, rss, _ = await anyio.to_thread.run_sync(_measured, _run_args(suite, journal, methods, pilot))
+            wall, rss, cpu = await anyio.to_thread.run_sync(_measured, _run_args(suite, journal, methods, pilot))
             after = await _runs(journal)
             run_id = _new_run_id(before, after)
             episodes = dict(after)[run_id]
             growth = _journal_bytes(journal) - size_before
-            rows.append({"seed": seed, "episodes": episodes, "wall_s": round(wall, 2),
+            rows.append({"seed": seed, "episodes": episodes, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                          "episodes_per_s": round(episodes / wall, 1), "peak_rss_mb": round(rss / 1e6, 1),
+                         "journal_mb_before": round(size_before / 1e6, 1),
                          "journal_mb": round(_journal_bytes(journal) / 1e6, 1),
-                         "journal_bytes_per_episode": round(growth / episodes), "load": load_average()})
+                         "journal_bytes_per_episode": round(growth / episodes), "load": load_average(),
+                         **(await _fresh(suite, methods, pilot) if paired else {})})
             say(orjson.dumps(rows[-1]).decode())
         target = int(KILL_AT * rows[0]["episodes"])
         run_id = await _kill_at(_run_args(suites[0], journal, methods, pilot), journal, target)
@@ -150,14 +170,23 @@ async def run_scale(seeds: int, methods: str, pilot: int, say: Any = print) -> d
 
 
 def _cumulative(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The sweep over the first N seeds: its wall, episodes and peak RSS, and wall per episode vs one seed's."""
+    """The sweep over the first N seeds: its wall, CPU, episodes and peak RSS; wall against seed 0's, and
+    (when paired) against the same seeds each run alone on a fresh journal."""
     out = []
     for n in range(1, len(rows) + 1):
         part = rows[:n]
-        wall, episodes = sum(r["wall_s"] for r in part), sum(r["episodes"] for r in part)
-        out.append({"seeds": n, "episodes": episodes, "wall_s": round(wall, 1),
-                    "wall_over_one_seed": round(wall / rows[0]["wall_s"], 2),
-                    "peak_rss_mb": max(r["peak_rss_mb"] for r in part)})
+        wall, cpu = sum(r["wall_s"] for r in part), sum(r["cpu_s"] for r in part)
+        row = {"seeds": n, "episodes": sum(r["episodes"] for r in part), "wall_s": round(wall, 1),
+               "cpu_s": round(cpu, 1), "wall_over_seed0": round(wall / rows[0]["wall_s"], 2),
+               "peak_rss_mb": max(r["peak_rss_mb"] for r in part)}
+        if all("fresh_wall_s" in r for r in part):
+            fresh_wall, fresh_cpu = sum(r["fresh_wall_s"] for r in part), sum(r["fresh_cpu_s"] for r in part)
+            # n x the mean one-seed time of these seeds: what n seeds would cost if the journal's size
+            # did not matter
+            row.update({"fresh_wall_s": round(fresh_wall, 1), "fresh_cpu_s": round(fresh_cpu, 1),
+                        "wall_over_one_seed": round(n * wall / fresh_wall, 2),
+                        "cpu_over_one_seed": round(n * cpu / fresh_cpu, 2)})
+        out.append(row)
     return out
 
 
@@ -166,9 +195,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="suite seeds 0..N-1, one full sweep each")
     parser.add_argument("--methods", default=METHODS, help=f"comma-separated (default {METHODS})")
     parser.add_argument("--pilot", type=int, default=0, help="only the first N tasks of each window (smoke)")
+    parser.add_argument("--paired", action="store_true",
+                        help="also run each seed alone on a fresh journal, interleaved (doubles the time)")
     parser.add_argument("--out", type=Path, help="write the results here as JSON")
     args = parser.parse_args(argv)
-    result: dict[str, Any] = anyio.run(run_scale, args.seeds, args.methods, args.pilot)
+    result: dict[str, Any] = anyio.run(run_scale, args.seeds, args.methods, args.pilot, args.paired)
     for row in result["cumulative"]:
         print(orjson.dumps(row).decode())
     if args.out:

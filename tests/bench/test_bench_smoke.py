@@ -93,3 +93,22 @@ def test_cpu_per_call_measures_both_layers(built_suite: Path, capsys: pytest.Cap
     medians = {m["layer"]: m for m in _last_json(capsys.readouterr().out)["medians"]}
     assert set(medians) == {"sweep", "client"}
     assert all(m["run_ms_per_call"] > 0 and m["ideal_s"] > 0 for m in medians.values())
+
+
+def test_scale_pairs_each_seed_with_a_fresh_journal_and_resumes_a_killed_run() -> None:
+    import anyio
+
+    from bench.scale import METHODS, run_scale
+
+    result = anyio.run(run_scale, 2, METHODS, 2, True, lambda _line: None)
+    runs, cumulative = result["runs"], result["cumulative"]
+    assert [r["seed"] for r in runs] == [0, 1]
+    assert runs[1]["journal_mb_before"] == runs[0]["journal_mb"] > 0  # the second seed starts on the first's
+    for row in runs:
+        assert row["episodes"] > 0 and row["cpu_s"] > 0 and row["fresh_wall_s"] > 0 and row["fresh_cpu_s"] > 0
+    both = cumulative[-1]
+    assert both["seeds"] == 2 and both["episodes"] == sum(r["episodes"] for r in runs)
+    expected = 2 * sum(r["wall_s"] for r in runs) / sum(r["fresh_wall_s"] for r in runs)
+    assert both["wall_over_one_seed"] == pytest.approx(expected, abs=0.06)  # from the rounded sums
+    assert 0 < result["resume"]["first_new_episode_s"] <= result["resume"]["resume_wall_s"]
+    assert result["resume"]["episodes_before"] >= int(0.8 * runs[0]["episodes"])
