@@ -1,7 +1,9 @@
-"""Shared test helpers: score a scenario offline with the scripted agent."""
+"""Shared test helpers: score a scenario offline with the scripted agent; sweep into a journal and read
+its rewards back; a progress sink that prints nothing."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -45,3 +47,28 @@ async def set_stored_reward(journal_path: Path, run_id: str, reward: float) -> s
         await journal.commit(Batch().add("UPDATE episodes SET reward = ? WHERE run_id = ? AND unit_id = ?",
                                          (reward, run_id, unit_id)))
     return unit_id
+
+
+def quiet(text: str) -> None:
+    """A progress sink for `start_sweep` that prints nothing."""
+    return None
+
+
+def episode_rewards(journal: Path) -> dict[str, float]:
+    """Every journaled episode's reward by unit id (test-only raw SQL, read-only)."""
+    with sqlite3.connect(journal) as db:
+        return dict(db.execute("SELECT unit_id, reward FROM episodes").fetchall())
+
+
+def cli_sweep(suite: Path, folder: Path, scenarios: tuple[str, ...], methods: tuple[str, ...],
+              *more: str) -> tuple[Path, str]:
+    """An offline pilot sweep started as a user starts it (`shiftbench run`, 2 tasks a window) into a new
+    journal in `folder`; returns (journal, run id)."""
+    from runner.cli import main  # the CLI only for the tests that sweep
+
+    journal = folder / "journal.sqlite"
+    assert main(["run", "--dataset", str(suite), "--scenarios", ",".join(scenarios), "--methods",
+                 ",".join(methods), "--pilot", "2", "--display", "none", "--journal", str(journal), *more]) == 0
+    with sqlite3.connect(journal) as db:
+        (run_id,) = db.execute("SELECT run_id FROM runs").fetchone()
+    return journal, run_id

@@ -13,6 +13,7 @@ from runner.config import SweepConfig
 from runner.journal import read_only
 from runner.report import build_report, render_text
 from runner.sweep import start_sweep
+from tests.support import episode_rewards, quiet
 
 DIES_AFTER = 12
 """The dying replica dies at its 12th answer (a count, never a time)."""
@@ -40,13 +41,6 @@ def pool_config(mocks: list[MockProvider], suite: Path) -> SweepConfig:
                        concurrency=16)
 
 
-def rewards(journal: Path) -> dict[str, float]:
-    with sqlite3.connect(journal) as db:
-        return dict(db.execute("SELECT unit_id, reward FROM episodes").fetchall())
-
-
-def quiet(text: str) -> None:
-    return None
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +66,7 @@ async def test_a_replica_dying_mid_run_changes_no_reward_and_its_load_moves_to_t
     # It dies at its DIES_AFTER-th answer (a reply already on its last write in that instant may still
     # complete: the server's own count says what it answered).
     assert dead.killed_at is not None and dead.answered >= DIES_AFTER
-    assert rewards(tmp_path / "killed.sqlite") == rewards(tmp_path / "healthy.sqlite")
+    assert episode_rewards(tmp_path / "killed.sqlite") == episode_rewards(tmp_path / "healthy.sqlite")
     async with read_only(tmp_path / "healthy.sqlite") as reader:
         before = {r.replica: r for r in await reader.replica_calls(healthy_run)}
     async with read_only(tmp_path / "killed.sqlite") as reader:

@@ -12,12 +12,10 @@ from bench.mock_quirks import MODES, Quirks, with_quirks
 from runner.config import SweepConfig
 from runner.report import build_report
 from runner.sweep import start_sweep
+from tests.support import quiet
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
 
-
-def quiet(text: str) -> None:
-    return None
 
 
 def local(base_url: str, **settings: object) -> dict[str, object]:

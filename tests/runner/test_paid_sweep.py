@@ -16,6 +16,7 @@ from runner.journal import JournalError
 from runner.report import build_report
 from runner.runs import list_runs
 from runner.sweep import resume_sweep, start_sweep
+from tests.support import episode_rewards, quiet
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
 KEY = "sk-loopback-test-key-0123456789"
@@ -55,13 +56,6 @@ def config_for(base_url: str, suite: Path, budget: float | None = None, concurre
                        dataset=str(suite), pilot=3, prices={model: PRICE}, budget=budget, concurrency=concurrency)
 
 
-def rewards(journal: Path) -> dict[str, float]:
-    with sqlite3.connect(journal) as db:
-        return dict(db.execute("SELECT unit_id, reward FROM episodes").fetchall())
-
-
-def quiet(text: str) -> None:
-    return None
 
 
 @pytest.fixture(autouse=True)
@@ -150,7 +144,7 @@ async def test_capped_run_stops_at_its_first_refusal_then_resumes_to_the_uncappe
         assert resumed.status == "completed"
 
     def by_task(path: Path) -> dict[str, float]:
-        return {unit.split("|", 1)[1]: reward for unit, reward in rewards(path).items()}
+        return {unit.split("|", 1)[1]: reward for unit, reward in episode_rewards(path).items()}
 
     assert by_task(journal) == by_task(tmp_path / "free.sqlite")
 

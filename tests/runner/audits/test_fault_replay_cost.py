@@ -17,6 +17,7 @@ from runner.audits.faults import FAULTS, FaultSpec, run_fault_audit
 from runner.config import SweepConfig
 from runner.journal import read_only
 from runner.sweep import start_sweep
+from tests.support import quiet
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
 TOOL = "get_case_details"
@@ -26,9 +27,6 @@ TOOL = "get_case_details"
 def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-loopback-audit")
 
-
-def quiet(text: str) -> None:
-    return None
 
 
 class Gate:

@@ -11,10 +11,7 @@ from runner.audits.faults import FaultSpec, run_fault_audit
 from runner.config import SweepConfig
 from runner.journal import Batch, open_journal
 from runner.sweep import start_sweep
-
-
-def quiet(text: str) -> None:
-    return None
+from tests.support import quiet
 
 
 async def sweep(suite: Path, journal: Path, models: tuple[str, ...], scenario: str) -> str:

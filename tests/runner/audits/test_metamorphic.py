@@ -13,10 +13,7 @@ from runner.audits.transforms import BUILT_IN, load_transform
 from runner.config import SweepConfig
 from runner.sweep import start_sweep
 from simulators.errors import ShiftbenchInputError
-
-
-def quiet(text: str) -> None:
-    return None
+from tests.support import quiet
 
 
 def test_built_in_transforms_rewrite_the_message_and_keep_the_header() -> None:

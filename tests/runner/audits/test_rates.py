@@ -14,10 +14,7 @@ from runner.evidence.outcomes import RunEvidence
 from runner.journal import read_only
 from runner.report import build_report, render_text
 from runner.sweep import start_sweep
-
-
-def quiet(text: str) -> None:
-    return None
+from tests.support import quiet
 
 
 async def test_sweep_journals_state_audits_and_the_report_and_gates_read_them(built_suite: Path,

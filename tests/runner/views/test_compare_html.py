@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,18 +14,14 @@ import pytest
 from bench.headless import Chromium, chromium_path
 from runner.cli import main
 from tests.runner.views.test_html_report import _Figures
+from tests.support import cli_sweep
 
 SCENARIOS = ("retail_l1", "banking_l2", "pitch_l1")
 
 
 @pytest.fixture(scope="module")
 def swept(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    journal = tmp_path_factory.mktemp("sweep") / "journal.sqlite"
-    assert main(["run", "--dataset", str(built_suite), "--scenarios", ",".join(SCENARIOS), "--methods",
-                 "blind,oracle", "--pilot", "2", "--display", "none", "--journal", str(journal)]) == 0
-    with sqlite3.connect(journal) as connection:
-        (run_id,) = connection.execute("SELECT run_id FROM runs").fetchone()
-    return journal, run_id
+    return cli_sweep(built_suite, tmp_path_factory.mktemp("sweep"), SCENARIOS, ("blind", "oracle"))
 
 
 def _compare(swept: tuple[Path, str], *flags: str) -> list[str]:

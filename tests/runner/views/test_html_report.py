@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from runner.cli import main
 from runner.report import build_report
 from runner.views.charts import CellKey
 from runner.views.html_report import render_html
+from tests.support import cli_sweep
 
 SCENARIOS = ("retail_l1", "banking_l2", "pitch_l1")
 METHODS = ("blind", "oracle", "tabular", "rag")
@@ -24,14 +24,9 @@ METHODS = ("blind", "oracle", "tabular", "rag")
 @pytest.fixture(scope="module")
 def swept(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A finished offline sweep, as a user starts it; returns (journal, run id)."""
-    journal = tmp_path_factory.mktemp("sweep") / "journal.sqlite"
-    code = main(["run", "--dataset", str(built_suite), "--scenarios", ",".join(SCENARIOS),
-                 "--methods", ",".join(METHODS), "--pilot", "2", "--display", "none", "--journal", str(journal)])
-    assert code == 0
-    assert main(["runs", "--journal", str(journal), "--json"]) == 0
-    with sqlite3.connect(journal) as connection:
-        (run_id,) = connection.execute("SELECT run_id FROM runs").fetchone()
-    return journal, run_id
+    swept = cli_sweep(built_suite, tmp_path_factory.mktemp("sweep"), SCENARIOS, METHODS)
+    assert main(["runs", "--journal", str(swept[0]), "--json"]) == 0
+    return swept
 
 
 class _Figures(HTMLParser):

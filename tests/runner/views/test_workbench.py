@@ -15,18 +15,14 @@ import pytest
 
 from runner.cli import _parser, main
 from simulators.record import EpisodeRecord
+from tests.support import cli_sweep
 
 SCENARIOS = ("retail_l1", "pitch_l1")
 
 
 @pytest.fixture(scope="module")
 def swept(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    journal = tmp_path_factory.mktemp("sweep") / "journal.sqlite"
-    assert main(["run", "--dataset", str(built_suite), "--scenarios", ",".join(SCENARIOS), "--methods",
-                 "blind,tabular", "--pilot", "2", "--display", "none", "--journal", str(journal)]) == 0
-    with sqlite3.connect(journal) as db:
-        (run_id,) = db.execute("SELECT run_id FROM runs").fetchone()
-    return journal, run_id
+    return cli_sweep(built_suite, tmp_path_factory.mktemp("sweep"), SCENARIOS, ("blind", "tabular"))
 
 
 def _journal_rows(journal: Path, sql: str) -> list[tuple[object, ...]]:
