@@ -15,7 +15,8 @@ from bench.mock_provider import Failure, Recorded, Responder, Response, serve_mo
 from runner.cli import EXIT_BY_STATUS
 from runner.providers import RetryPolicy
 from runner.sweep import resume_sweep, start_sweep
-from tests.runner.test_paid_sweep import KEY, PRICE, config_for, quiet
+from tests.runner.test_paid_sweep import KEY, PRICE, config_for
+from tests.support import quiet
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,8 @@ from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
 from runner.runs import list_runs, render_runs_text
 from runner.sweep import resume_sweep, start_sweep
 from simulators.errors import ShiftbenchInputError
-from tests.runner.test_paid_sweep import KEY, PricedReplies, config_for, quiet, rewards
+from tests.runner.test_paid_sweep import KEY, PricedReplies, config_for
+from tests.support import episode_rewards, quiet
 
 TABLES = ("runs", "units", "episodes", "model_calls", "checkpoints", "response_cache")
 
@@ -64,7 +65,7 @@ async def test_rm_and_vacuum_shrink_the_journal_and_a_resumed_run_is_unaffected(
 
         resumed = await resume_sweep(capped.run_id, journal, "none", quiet, budget=full_cost * 3)
     assert resumed.status == reference.status == "completed"
-    assert rewards(journal) == rewards(tmp_path / "ref.sqlite")
+    assert episode_rewards(journal) == episode_rewards(tmp_path / "ref.sqlite")
 
 
 async def test_removing_a_run_in_progress_is_refused(built_suite: Path, tmp_path: Path) -> None:
