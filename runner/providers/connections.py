@@ -23,6 +23,8 @@ import anyio
 import httpcore
 import httpx
 
+from runner.providers.sockets import LeanBackend
+
 __all__ = ["LeanPool", "LeanTransport"]
 
 _Key = tuple[bytes, bytes, int]
@@ -65,6 +67,8 @@ class _Slots:
 class LeanPool:
     def __init__(self, *, ssl_context: ssl.SSLContext | None, max_connections: int,
                  keepalive_expiry: float | None, retries: int = 0) -> None:
+        """`ssl_context`: None for httpx's default (certifi's roots), built at the first https connection:
+        loading the roots costs ~25 ms of CPU, which a pool that only speaks to a local server never needs."""
         self._ssl_context = ssl_context
         self._keepalive_expiry = keepalive_expiry
         self._retries = retries
@@ -72,6 +76,7 @@ class LeanPool:
         self._slots = _Slots(max_connections)
         self._idle: dict[_Key, list[httpcore.AsyncHTTPConnection]] = {}
         self._open: set[httpcore.AsyncHTTPConnection] = set()
+        self._network = LeanBackend()
 
     @property
     def max_connections(self) -> int:
@@ -118,10 +123,17 @@ class LeanPool:
         if len(self._open) >= self._max:
             # Only idle connections to other origins can fill the pool here (this request holds a slot).
             await self._discard(self._oldest_idle())
-        connection = httpcore.AsyncHTTPConnection(origin, ssl_context=self._ssl_context,
-                                                  keepalive_expiry=self._keepalive_expiry, retries=self._retries)
+        tls = self._tls() if origin.scheme == b"https" else None
+        connection = httpcore.AsyncHTTPConnection(origin, ssl_context=tls,
+                                                  keepalive_expiry=self._keepalive_expiry, retries=self._retries,
+                                                  network_backend=self._network)
         self._open.add(connection)
         return connection
+
+    def _tls(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            self._ssl_context = httpx.create_ssl_context()
+        return self._ssl_context
 
     async def _checkin(self, connection: httpcore.AsyncHTTPConnection, key: _Key) -> None:
         if connection.is_idle() and not connection.has_expired():
@@ -202,9 +214,10 @@ class _Returning:
 class LeanTransport(httpx.AsyncHTTPTransport):
     """httpx's HTTP transport with `LeanPool` in place of httpcore's pool."""
 
-    def __init__(self, limits: httpx.Limits, retries: int = 0) -> None:
+    def __init__(self, limits: httpx.Limits, retries: int = 0, ssl_context: ssl.SSLContext | None = None) -> None:
+        """`ssl_context`: None for httpx's default, built when the first https connection opens."""
         # Not httpx's __init__: it would build httpcore's pool (and a second TLS context) only to drop it.
         # httpx's transport keeps its pool in `_pool`; every other part of the transport is httpx's own.
         self._pool = LeanPool(  # type: ignore[assignment]
-            ssl_context=httpx.create_ssl_context(), max_connections=limits.max_connections or 100,
+            ssl_context=ssl_context, max_connections=limits.max_connections or 100,
             keepalive_expiry=limits.keepalive_expiry, retries=retries)
