@@ -136,10 +136,10 @@ class Retrier:
         """Run `attempt` until it succeeds, fails for good, runs out of attempts or hits the deadline.
         `key` names the request body in the ledger (`request_key`); empty: this call alone."""
         tally = _Tally(key or f"call:{id(attempt)}")
-        retrying = AsyncRetrying(**self.retry_arguments(started=self._clock(), key=tally.key))
+        started = self._clock()
         try:
             with anyio.fail_after(self.policy.deadline_s):
-                value: T = await retrying(self._attempt, attempt, tally)
+                value: T = await self._first_then_retries(attempt, tally, started)
         except AttemptFailed as failed:
             message = f"{failed.message} (gave up after {_plural(tally.attempts, 'attempt')})"
             # The failed attempts' tokens travel on the error, so the call is still priced and journaled.
@@ -156,6 +156,30 @@ class Retrier:
                 self.ledger.succeeded(tally.key)  # a private key: forget it whatever happened
         self.ledger.succeeded(tally.key)
         return Outcome(value, tally.usage, tally.attempts, tally.replica)
+
+    async def _first_then_retries(self, attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally,
+                                  started: float) -> T:
+        """The first attempt runs as is; tenacity's loop (its retry state, hooks and futures, ~20 µs a
+        call) is built only once an attempt failed in a way worth retrying, and is handed that failure as
+        its own first attempt. So the retry decision, the waits, the stop rules and the notices see exactly
+        what a loop that ran every attempt through tenacity would."""
+        try:
+            return await self._attempt(attempt, tally)
+        except AttemptFailed as failed:
+            if not failed.retryable:
+                raise  # what tenacity does with a failure its retry rule refuses (reraise=True)
+            first: AttemptFailed | None = failed
+
+        async def again(attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally) -> T:
+            nonlocal first
+            if first is not None:
+                replayed, first = first, None
+                raise replayed
+            return await self._attempt(attempt, tally)
+
+        retrying = AsyncRetrying(**self.retry_arguments(started=started, key=tally.key))
+        value: T = await retrying(again, attempt, tally)
+        return value
 
     def _left(self, tally: _Tally) -> int:
         return self.ledger.left(tally.key)

@@ -176,3 +176,23 @@ async def test_https_through_the_lean_streams(certificate: tuple[Path, Path]) ->
         async with make_http_client() as http:  # the default roots do not trust our certificate
             with pytest.raises(httpx.ConnectError):
                 await http.post(url, content=b"{}")
+
+
+async def test_a_cookie_the_server_sets_goes_back_and_replies_without_one_keep_it() -> None:
+    """Cookie handling is skipped for replies that set none; one that does is kept and sent back."""
+    seen: list[bytes] = []
+
+    async def affinity(stream: anyio.abc.SocketStream) -> None:
+        reader = BufferedByteReceiveStream(stream)
+        for index in range(3):
+            head = await reader.receive_until(b"\r\n\r\n", 65536)
+            lines = head.lower().split(b"\r\n")
+            seen.append(next((line for line in lines if line.startswith(b"cookie:")), b""))
+            cookie = b"set-cookie: affinity=replica-2; Path=/\r\n" if index == 0 else b""
+            await stream.send(b"HTTP/1.1 200 OK\r\n%scontent-length: 2\r\n\r\nok" % cookie)
+
+    async with _server(affinity) as port, make_http_client() as http:
+        for _ in range(3):
+            assert (await http.get(f"http://127.0.0.1:{port}/x")).content == b"ok"
+        assert http.cookies.get("affinity") == "replica-2"
+    assert seen == [b"", b"cookie: affinity=replica-2", b"cookie: affinity=replica-2"]
