@@ -297,11 +297,12 @@ class MockProvider:
 
 @asynccontextmanager
 async def serve_mock(responder: Responder | None = None,
-                     cache: PrefixCache | None = None) -> AsyncIterator[MockProvider]:
-    """Serve on an ephemeral loopback port; `mock.base_url` is `http://127.0.0.1:<port>`. With `cache`,
-    usage reports prefix-cache reads and writes as the provider would."""
+                     cache: PrefixCache | None = None, port: int = 0) -> AsyncIterator[MockProvider]:
+    """Serve on a loopback port (an ephemeral one unless `port` is given: a server coming back where one
+    died); `mock.base_url` is `http://127.0.0.1:<port>`. With `cache`, usage reports prefix-cache reads
+    and writes as the provider would."""
     mock = MockProvider(responder or tool_loop(), cache)
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port)
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     mock.base_url = f"http://127.0.0.1:{port}"
     async with anyio.create_task_group() as group:

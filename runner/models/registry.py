@@ -373,8 +373,9 @@ def _new_pool(name: str, endpoint: Endpoint, replicas: tuple[tuple[str, str], ..
     members = []
     for url, env in replicas:
         label = url if len(urls) == len(replicas) else f"{url} ({env})"
-        members.append(Replica(label, url, RateLimiter(endpoint.limits), CircuitBreaker(breaker, label=label),
-                               _key(name, endpoint, env)))
+        # The pool gives up when all its replicas have, so none gives up alone (see runner.providers.pool).
+        members.append(Replica(label, url, RateLimiter(endpoint.limits),
+                               CircuitBreaker(breaker, label=label, gives_up=False), _key(name, endpoint, env)))
     router = Router(members, label=name)
     return Pool(make_http_client(settings), members[0].limiter, members[0].breaker, router)
 

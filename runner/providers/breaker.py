@@ -5,7 +5,9 @@
              as the probe, at growing intervals (first_probe_s, doubled per failed probe, capped)
     closed   again as soon as any call gets an answer that shows the endpoint is up
     down     open for longer than `give_up_after_s`: every waiting call fails with `endpoint down`, whose
-             policy stops the run ("resume later")
+             policy stops the run ("resume later"). A pool's replica never gives up on its own
+             (`gives_up=False`): it is probed at `max_probe_interval_s` for as long as the pool runs, so a
+             replica that restarts after an hour takes calls again; the pool is down only when all are.
 
 `BreakerState` holds the decisions, plain and synchronous with the time passed in, so it is tested
 without sleeping; `CircuitBreaker` only waits for its turn. The dashboard reads `paused_for`, and a call
@@ -67,8 +69,9 @@ class Turn:
 
 
 class BreakerState:
-    def __init__(self, policy: BreakerPolicy) -> None:
+    def __init__(self, policy: BreakerPolicy, gives_up: bool = True) -> None:
         self.policy = policy
+        self.gives_up = gives_up
         self.consecutive = 0
         self.opened_at: float | None = None
         self.next_probe_at = 0.0
@@ -84,7 +87,7 @@ class BreakerState:
     def turn(self, now: float) -> Turn:
         if self.opened_at is None:
             return Turn(Ticket(probe=False))
-        if now - self.opened_at >= self.policy.give_up_after_s:
+        if self.down(now):
             return Turn(down=True)
         if self.probing:
             return Turn()
@@ -100,6 +103,10 @@ class BreakerState:
         return not self.probing and now >= self.next_probe_at and not self.down(now)
 
     def down(self, now: float) -> bool:
+        return self.gives_up and self.open_past_give_up(now)
+
+    def open_past_give_up(self, now: float) -> bool:
+        """Open for `give_up_after_s` or longer, whether or not this breaker gives up then."""
         return self.opened_at is not None and now - self.opened_at >= self.policy.give_up_after_s
 
     def settle(self, ticket: Ticket, now: float) -> None:
@@ -130,9 +137,9 @@ class CircuitBreaker:
     """One per endpoint, shared by every client that calls it (like its rate limiter)."""
 
     def __init__(self, policy: BreakerPolicy = BreakerPolicy(), label: str = "endpoint",
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, gives_up: bool = True) -> None:
         self.label = label
-        self.state = BreakerState(policy)
+        self.state = BreakerState(policy, gives_up)
         self._clock = clock
         self._changed: anyio.Event | None = None
 

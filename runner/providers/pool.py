@@ -19,7 +19,9 @@ replica dying mid-run costs its calls in flight one extra send each, never an ep
 
 Every try still counts in its own replica's breaker: a dead replica opens after `breaker_failures` tries,
 then takes no calls but its probes (a due probe is the next call routed; if it fails, that call fails over
-too), and is routed to again once a probe is answered. While no replica is ready (every breaker open, no
+too), and is routed to again once a probe is answered. A replica's breaker never gives up on its own:
+while the pool runs on the others, a dead replica is probed every `max_probe_interval_s`, however long it
+has been gone, so one restarted mid-sweep is used again. While no replica is ready (every breaker open, no
 probe due) calls wait; once every replica has been open for `endpoint_down_after_s`, calls fail with
 `endpoint down` and the run stops (resumable), exactly as for one endpoint.
 
@@ -99,6 +101,8 @@ class Router:
 
     def route(self, now: float, tried: Container[int] = ()) -> Route:
         states = [replica.breaker.state for replica in self.replicas]
+        if all(state.open_past_give_up(now) for state in states):
+            return Route(down=True)
         untried = [i for i in range(len(states)) if i not in tried]
         ready = [i for i in untried if states[i].ready(now)]
         # A due probe goes first: otherwise a recovered replica would wait for the healthy ones to fail.
@@ -109,8 +113,6 @@ class Router:
             return Route(self._least_outstanding(ready))
         if len(untried) < len(states):
             return Route(exhausted=True)
-        if all(state.down(now) for state in states):
-            return Route(down=True)
         return Route(wait_s=self._wait(now))
 
     def _least_outstanding(self, candidates: Sequence[int]) -> int:

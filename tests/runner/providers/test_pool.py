@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
+import time
 
+import anyio
 import httpx
 import pytest
 
@@ -105,6 +107,33 @@ def test_with_every_breaker_open_calls_wait_for_the_next_probe_then_the_pool_is_
     assert pool.route(POLICY.give_up_after_s + 1.0).down
 
 
+def test_a_replica_open_past_give_up_is_still_probed_while_the_pool_runs_on_the_others() -> None:
+    clock = Clock()
+    replicas = [Replica(f"http://r{i}/v1", f"http://r{i}/v1", RateLimiter(),
+                        CircuitBreaker(POLICY, clock=clock, gives_up=False)) for i in range(2)]
+    pool = Router(replicas, clock=clock)
+    open_breaker(replicas[0], 0.0)
+    state = replicas[0].breaker.state
+    later = POLICY.give_up_after_s * 10  # long past the give-up time, probes at their longest interval
+    assert state.open_past_give_up(later) and not state.down(later)
+    assert pool.route(later) == Route(0)  # its probe is due: it goes first, the pool is not down
+    turn = state.turn(later)
+    assert turn.ticket is not None and turn.ticket.probe
+    turn.ticket.result = "answered"  # it came back
+    state.settle(turn.ticket, later)
+    replicas[1].outstanding = 1
+    assert pool.route(later).index == 0 and not state.is_open
+
+
+def test_a_replica_that_gives_up_alone_is_never_probed_again() -> None:
+    """What a pool's replicas must not do (and a lone endpoint's breaker does): after give-up, no probe."""
+    pool = router(2)
+    open_breaker(pool.replicas[0], 0.0)
+    later = POLICY.give_up_after_s * 10
+    assert pool.replicas[0].breaker.state.down(later)
+    assert {pool.route(later).index for _ in range(4)} == {1}
+
+
 def refused_url() -> str:
     """A loopback port nobody listens on: connecting is refused at once."""
     with socket.socket() as sock:
@@ -137,3 +166,47 @@ async def test_a_refused_replica_fails_over_without_using_an_attempt_then_its_br
     assert replicas[0].breaker.state.is_open
     assert (replicas[1].served, replicas[1].outstanding) == (6, 0)
     assert len(mock.requests) == 6
+
+
+async def test_a_replica_that_died_and_came_back_long_after_give_up_takes_calls_again() -> None:
+    dead = refused_url()
+    port = int(dead.rsplit(":", 1)[1].split("/")[0])
+    # Give-up and probe intervals in tenths of a second, so "long after give-up" is a short sleep.
+    policy = BreakerPolicy(failures_to_open=1, first_probe_s=0.05, max_probe_interval_s=0.1, give_up_after_s=0.2)
+    async with serve_mock() as mock, httpx.AsyncClient() as http:
+        live = mock.base_url + "/v1"
+        replicas = [Replica(url, url, RateLimiter(), CircuitBreaker(policy, label=url, gives_up=False))
+                    for url in (dead, live)]
+        client = OpenAICompatClient("m", base_url=dead, api_key="k", http=http, router=Router(replicas),
+                                    retrier=Retrier(RetryPolicy(max_attempts=3), ledger=RequestLedger(3)))
+        for _ in range(3):
+            assert (await client.respond(REQUEST)).replica == live
+        assert replicas[0].breaker.state.is_open
+        await anyio.sleep(3 * policy.give_up_after_s)
+        assert replicas[0].breaker.state.open_past_give_up(time.monotonic())
+        async with serve_mock(port=port) as back:
+            # Its next probe falls due within 0.1 s; calls keep going to the live one until then.
+            for _ in range(200):
+                if (await client.respond(REQUEST)).replica == dead:
+                    break
+                await anyio.sleep(0.02)
+            assert len(back.requests) >= 1
+            assert (await client.respond(REQUEST)).replica in (dead, live)
+    assert not replicas[0].breaker.state.is_open  # closed again by the answered probe
+
+
+async def test_a_sweep_files_pool_gives_its_replicas_breakers_that_never_give_up_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.models.registry import build_model, close_models
+
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "k")
+    endpoints = {"pool": {"kind": "openai-compatible", "model": "m",
+                          "base_urls": ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"]}}
+    entries = {"pool": build_model("pool", endpoints), "one": build_model("openai-compatible:m@http://127.0.0.1:9/v1")}
+    try:
+        router = entries["pool"].router
+        assert router is not None and len(router.replicas) == 2
+        assert all(not replica.breaker.state.gives_up for replica in router.replicas)
+        assert entries["one"].breakers()[0].state.gives_up  # a lone endpoint still stops the run when down
+    finally:
+        await close_models(entries)
