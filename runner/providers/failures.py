@@ -33,7 +33,6 @@ __all__ = ["STATUS_CLASSES", "TEXT_RULES", "AttemptFailed", "check_status", "cla
 
 _ERROR_BODY_LIMIT = 4096
 _TIMEOUT_WHAT: dict[type[httpx.TimeoutException], str] = {
-    httpx.ConnectTimeout: "connecting",
     httpx.ReadTimeout: "waiting for the next byte (stalled)",
     httpx.WriteTimeout: "sending the request",
     httpx.PoolTimeout: "waiting for a free connection",
@@ -141,6 +140,10 @@ def parse_json_object(text: str) -> dict[str, Any]:
 
 
 def transport_failure(exc: httpx.HTTPError, secret: Secret) -> AttemptFailed:
+    if isinstance(exc, httpx.ConnectTimeout):
+        # No connection, so nothing was sent: a failure of the server's host, not of the request, like a
+        # refused connection (same retry policy as a timeout; a pool fails it over to another replica).
+        return AttemptFailed(Failure.TRANSPORT, "timed out connecting")
     if isinstance(exc, httpx.TimeoutException):
         what = _TIMEOUT_WHAT.get(type(exc), "waiting")
         return AttemptFailed(Failure.TIMEOUT, f"timed out {what}")

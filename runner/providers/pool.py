@@ -9,8 +9,9 @@
     PooledEndpoint  what a client sends through instead of one `Endpoint`: routes each try, fails over
 
 Failover, and how it counts against a request's attempts (`runner.providers.ledger`): a transport failure
-(connection refused or reset, the server gone mid-reply) says the replica failed, not the request, so the
-same attempt goes at once to a replica it has not tried yet: no backoff, no count in the ledger. The
+(connection refused or reset, connecting timed out, the server gone mid-reply) says the replica failed,
+not the request, so the same attempt goes at once to a replica it has not tried yet: no backoff, no count
+in the ledger. The
 attempt fails, and counts once, when every ready replica has failed it that way, or when a replica
 answered with any other failure (a status, a stall, a garbled reply): then the retry loop waits as it
 would for one endpoint and routes its next attempt afresh. So a request body makes at most

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
+from collections.abc import Iterator
 
 import anyio
 import httpx
@@ -210,3 +212,35 @@ async def test_a_sweep_files_pool_gives_its_replicas_breakers_that_never_give_up
         assert entries["one"].breakers()[0].state.gives_up  # a lone endpoint still stops the run when down
     finally:
         await close_models(entries)
+
+
+@contextlib.contextmanager
+def blackholed_url() -> Iterator[str]:
+    """A loopback port whose accept queue is full: the kernel drops new connections' SYNs, so connecting
+    times out (as to a host that has gone silent) instead of being refused."""
+    with socket.socket() as listener, contextlib.ExitStack() as stack:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        for _ in range(3):  # fill the queue (backlog 0 holds one) and then some
+            filler = stack.enter_context(socket.socket())
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+        yield f"http://127.0.0.1:{port}/v1"
+
+
+async def test_a_replica_that_times_out_connecting_fails_over_without_using_an_attempt() -> None:
+    policy = BreakerPolicy(failures_to_open=2, first_probe_s=3600.0, max_probe_interval_s=3600.0,
+                           give_up_after_s=7200.0)
+    with blackholed_url() as silent:
+        async with serve_mock() as mock, httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=0.5)) as http:
+            live = mock.base_url + "/v1"
+            replicas = [Replica(url, url, RateLimiter(), CircuitBreaker(policy, label=url)) for url in (silent, live)]
+            ledger = RequestLedger(3)
+            client = OpenAICompatClient("m", base_url=silent, api_key="k", http=http, router=Router(replicas),
+                                        retrier=Retrier(RetryPolicy(max_attempts=3), ledger=ledger))
+            responses = [await client.respond(REQUEST) for _ in range(4)]
+    # The silent replica cost each call that tried it half a second, never an attempt of the request.
+    assert [(r.attempts, r.replica) for r in responses] == [(1, live)] * 4
+    assert (replicas[0].served, replicas[0].failed) == (0, 2) and replicas[0].breaker.state.is_open
