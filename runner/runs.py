@@ -9,11 +9,11 @@ from pathlib import Path
 import orjson
 
 from runner.cache_savings import CacheFigures, cache_total, run_price_table
-from runner.journal import STOPPING, CacheUsage, RunRow, Spend, StreamNames, UnitProgress, read_only
+from runner.journal import STOPPING, CacheUsage, ReplicaCalls, RunRow, Spend, StreamNames, UnitProgress, read_only
 from runner.liveness import process_alive
 from runner.tables import text_table
 
-__all__ = ["RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
+__all__ = ["ReplicaUse", "RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,17 @@ class RunSummary:
     """`run --label TEXT`: what the run was for, in the user's words."""
     cache: CacheFigures = field(default_factory=CacheFigures)
     """Prompt caching over every call the run sent: hit rate, writes, spend saved."""
+    replicas: list[ReplicaUse] = field(default_factory=list)
+    """Calls per replica of each endpoint pool the run used (empty when none)."""
+
+
+@dataclass(frozen=True)
+class ReplicaUse:
+    model: str
+    replica: str
+    answered: int
+    failed: int
+    """Calls that failed on this replica last (a failover's earlier tries are not counted)."""
 
 
 def shown_status(status: str, pid: int) -> str:
@@ -51,8 +62,9 @@ async def list_runs(journal_path: Path | str) -> list[RunSummary]:
         names = _names_by_run(await reader.stream_names())
         spend = await reader.spend_by_run()
         cache = await reader.cache_usage_by_run()
+        replicas = {run.run_id: await reader.replica_calls(run.run_id) for run in runs}
     return [_summary(run, progress.get(run.run_id), names.get(run.run_id),
-                     spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []))
+                     spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []), replicas[run.run_id])
             for run in runs]
 
 
@@ -69,7 +81,7 @@ def _names_by_run(rows: list[StreamNames]) -> dict[str, tuple[list[str], list[st
 
 
 def _summary(run: RunRow, units: UnitProgress | None, names: tuple[list[str], list[str]] | None,
-             spend: float, cache: list[CacheUsage]) -> RunSummary:
+             spend: float, cache: list[CacheUsage], replicas: list[ReplicaCalls]) -> RunSummary:
     # A run that stopped before planning its units still names its models through the config.
     config = _config(run.config)
     models, methods = names if names is not None else (_strings(config.get("models")),
@@ -80,7 +92,8 @@ def _summary(run: RunRow, units: UnitProgress | None, names: tuple[list[str], li
                       total=units.total if units else 0, spend_usd=spend, budget_usd=run.budget_usd,
                       models=models, methods=methods, scenarios=_strings(config.get("scenarios")),
                       labels=_strings(config.get("labels")),
-                      cache=cache_total(cache, run_price_table(run.config)))
+                      cache=cache_total(cache, run_price_table(run.config)),
+                      replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in replicas])
 
 
 def _config(text: str) -> dict[str, object]:
@@ -116,7 +129,22 @@ def render_runs_text(runs: list[RunSummary]) -> str:
              _cache(run.cache), ", ".join(run.models), ", ".join(run.methods), _scenarios(run.scenarios),
              ", ".join(run.labels)]
             for run in runs]
-    return text_table(headers, rows, "llllrrrllll")
+    aligns = "llllrrrllll"
+    if any(run.replicas for run in runs):  # a column only for journals where a pool was used
+        headers.append("replicas answered (failed)")
+        rows = [[*row, _replicas(run.replicas)] for row, run in zip(rows, runs, strict=True)]
+        aligns += "l"
+    return text_table(headers, rows, aligns)
+
+
+def _replicas(replicas: list[ReplicaUse]) -> str:
+    """Counts in the order of the replicas' labels, e.g. `126/51/123 (2)`; the labels are in --json and the
+    report."""
+    if not replicas:
+        return "-"
+    failed = sum(r.failed for r in replicas)
+    counts = "/".join(str(r.answered) for r in replicas)
+    return f"{counts} ({failed})" if failed else counts
 
 
 def _cache(cache: CacheFigures) -> str:

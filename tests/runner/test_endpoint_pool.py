@@ -12,6 +12,7 @@ from bench.mock_provider import MockProvider, Reply, serve_mock, tool_loop
 from runner.config import SweepConfig
 from runner.journal import read_only
 from runner.report import build_report, render_text
+from runner.runs import list_runs, render_runs_text
 from runner.sweep import start_sweep
 from tests.support import episode_rewards, quiet
 
@@ -92,3 +93,8 @@ async def test_a_replica_dying_mid_run_changes_no_reward_and_its_load_moves_to_t
         assert db.execute("SELECT max(attempts) FROM units").fetchone()[0] == 1
     report = render_text(await build_report(tmp_path / "killed.sqlite", run_id))
     assert "Endpoint pools" in report and dead_url in report
+    # `runs` shows the same counts per replica (labels in full in --json, counts in the table).
+    (listed,) = await list_runs(tmp_path / "killed.sqlite")
+    assert {r.replica: r.answered for r in listed.replicas} == {url: r.answered for url, r in after.items()}
+    table = render_runs_text([listed])
+    assert "replicas answered" in table and "/".join(str(r.answered) for r in listed.replicas) in table
