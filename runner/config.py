@@ -23,7 +23,8 @@ from methods.registry import METHOD_REGISTRY
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
-__all__ = ["RESULT_KEYS", "SweepConfig", "allowed_range", "config_from_json", "config_hash", "load_config_file"]
+__all__ = ["RESULT_KEYS", "SweepConfig", "allowed_range", "config_from_json", "config_hash", "load_config_file",
+           "stored_config_hash"]
 
 RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
                "repeats", "max_tokens", "max_turns", "temperature", "call_timeout")
@@ -129,6 +130,16 @@ def config_from_json(text: str) -> SweepConfig:
 
 def config_hash(config: SweepConfig) -> str:
     return hashlib.sha256(orjson.dumps(config.results_view(), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def stored_config_hash(text: str) -> str:
+    """The hash of a config as the journal stored it, over the keys it stored: a run journaled by a version
+    before a key existed (`max_tokens`, say) was hashed without it, and must still resume (with that key's
+    default), while any stored value edited since still changes the hash."""
+    stored = orjson.loads(text)
+    view = config_from_json(text).results_view()
+    present = {key: value for key, value in view.items() if key in stored}
+    return hashlib.sha256(orjson.dumps(present, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 _INT_RANGES: dict[str, tuple[int, int]] = {

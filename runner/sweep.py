@@ -22,7 +22,7 @@ from anyio import CancelScope
 from methods.registry import get_method_spec
 from runner.budget import Budget
 from runner.cache_savings import cache_total, run_price_table
-from runner.config import SweepConfig, config_from_json, config_hash
+from runner.config import SweepConfig, config_from_json, config_hash, stored_config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
 from runner.episode import EpisodeLimits
@@ -216,7 +216,7 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
         raise ShiftbenchInputError(f"run {run_id} is still running in process {row.pid}; stop it first "
                                    "(Ctrl-C) or wait for it to end")
     config = config_from_json(row.config)
-    if config_hash(config) != row.config_hash:
+    if stored_config_hash(row.config) != row.config_hash:
         raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
                                    "the journal was edited, start a new run")
     dataset = load_dataset(row.dataset_path, only=config.scenarios)

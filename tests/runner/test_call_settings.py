@@ -15,7 +15,7 @@ import pytest
 
 from bench.mock_provider import Recorded, Reply, Response, serve_mock, tool_loop
 from runner.cli import main
-from runner.config import SweepConfig, config_hash
+from runner.config import SweepConfig, config_from_json, config_hash
 from runner.models.registry import build_models, close_models
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelRequest
@@ -157,3 +157,25 @@ async def test_call_timeout_ends_an_attempt_that_never_answers_as_a_timeout(buil
         failed = db.execute("SELECT error FROM model_calls WHERE status = 'failed'").fetchall()
     assert status == "failed" and "attempt ran past 3s" in reason, reason
     assert failed and all(error.startswith("ProviderTimeout: attempt ran past 3s") for (error,) in failed)
+
+
+def test_a_run_journaled_before_max_tokens_existed_resumes_with_its_default(
+        built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    assert main(["run", "--dataset", str(built_suite), "--journal", str(journal), *PILOT]) == 0
+    with sqlite3.connect(journal) as db:
+        run_id, stored = db.execute("SELECT run_id, config FROM runs").fetchone()
+    # What that version wrote: the config without the key, hashed as it then was (over the keys it had).
+    old = orjson.loads(stored)
+    del old["max_tokens"]
+    view = {key: value for key, value in config_from_json(stored).results_view().items() if key in old}
+    old_hash = hashlib.sha256(orjson.dumps(view, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    with sqlite3.connect(journal) as db:
+        # The key dropped but the hash left as it was: an edit, refused.
+        db.execute("UPDATE runs SET status = 'interrupted', config = ?", (orjson.dumps(old).decode(),))
+    capsys.readouterr()
+    assert main(["resume", run_id, "--journal", str(journal), "--display", "none"]) == 2
+    assert "stored config does not match its hash" in one_error_line(capsys)
+    with sqlite3.connect(journal) as db:
+        db.execute("UPDATE runs SET config_hash = ?", (old_hash,))
+    assert main(["resume", run_id, "--journal", str(journal), "--display", "none"]) == 0
