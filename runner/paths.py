@@ -32,6 +32,10 @@ def check_journal_target(path: Path, flag: str = "--journal") -> None:
                                        "file or a new path")
         if not os.access(path, os.R_OK | os.W_OK):
             raise ShiftbenchInputError(f"{flag} {path}: cannot be read and written; check its permissions")
+        if path.stat().st_size:
+            from runner.journal import refuse_foreign_database  # SQLite's import only where a journal is named
+
+            refuse_foreign_database(path)
         return
     folder = _nearest_existing(path.parent)
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):

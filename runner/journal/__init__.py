@@ -84,7 +84,7 @@ from runner.journal.rows import (
     UnitProgress,
     UnitRow,
 )
-from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync, vacuum
+from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync, refuse_foreign_database, vacuum
 from runner.journal.writer import Handed, Journal, JournalObserver, open_journal, read_only
 
 __all__ = [
@@ -132,5 +132,6 @@ __all__ = [
     "open_journal",
     "read_only",
     "round_trip_us",
+    "refuse_foreign_database",
     "vacuum",
 ]

@@ -7,6 +7,7 @@ changes only when the tables do.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -15,7 +16,8 @@ import anyio
 
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer",
+           "refuse_foreign_database"]
 
 SCHEMA_VERSION = "7"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
@@ -130,12 +132,40 @@ def _refuse_version(path: Path, found: str | None) -> None:
                            f"{SCHEMA_VERSION}; use a shiftbench of the version that wrote it")
 
 
+_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA)) | {"sqlite_sequence"}
+
+
+def _refuse_foreign(path: Path, connection: sqlite3.Connection) -> None:
+    """Another program's SQLite database named by mistake gets no tables of ours added. A journal whose
+    first creation was cut short (some of our tables, no version yet) is completed instead."""
+    tables = {str(row[0]) for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    foreign = sorted(tables - _TABLES)
+    if foreign and not ("meta" in tables and connection.execute(_VERSION_SQL).fetchone()):
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise JournalError(f"{path}: an SQLite database that is not a shiftbench journal (tables: {shown}); "
+                           "pass --journal a new path to start one, or the journal your run printed")
+
+
+def refuse_foreign_database(path: Path) -> None:
+    """Before any work starts: an existing SQLite file named as the journal must be a journal (or one whose
+    creation was cut short). Read-only, so the check itself writes nothing."""
+    connection = sqlite3.connect(_read_only_uri(path), uri=True)
+    try:
+        _refuse_foreign(path, connection)
+    except sqlite3.DatabaseError as exc:
+        raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc}); "
+                           "pass --journal PATH to a journal file, or a new path to start one") from exc
+    finally:
+        connection.close()
+
+
 def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
     """The writer's connection (blocking; call it from a worker thread): WAL, the schema created if
     missing, the version checked. Used by one thread at a time: the writer's."""
     _prepare(path, create)
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
+        _refuse_foreign(path, connection)
         for pragma in _PRAGMAS:
             connection.execute(pragma)
         connection.executescript(SCHEMA)

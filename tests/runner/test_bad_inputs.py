@@ -126,9 +126,13 @@ def test_journal_must_be_a_journal_or_an_absent_path(here: Path, capsys: pytest.
     folder.mkdir(mode=0o755)
     other = here / "notes.txt"
     other.chmod(0o644)
+    foreign = here / "app.db"  # another program's SQLite database
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
     before = tree(here)
     for target, expected in ((folder, "is a folder"), (other, "exists and is not a shiftbench journal"),
-                             (other / "j.sqlite", "is not a writable folder")):
+                             (other / "j.sqlite", "is not a writable folder"),
+                             (foreign, "app.db: an SQLite database that is not a shiftbench journal (tables: notes)")):
         assert main(["run", "--journal", str(target), "--display", "none"]) == 2
         assert expected in one_error_line(capsys)
     assert tree(here) == before

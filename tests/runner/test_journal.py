@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from runner.journal import Batch, JournalError, open_journal, read_only
+from runner.journal.schema import SCHEMA
 
 
 async def test_journal_is_private_and_group_commits_concurrent_batches(tmp_path: Path) -> None:
@@ -58,6 +59,30 @@ async def test_a_journal_of_another_schema_version_is_refused_by_readers_and_wri
     with pytest.raises(JournalError, match="journal schema version 0, this shiftbench reads"):
         async with open_journal(path, create=False):
             pass
+
+
+async def test_another_programs_database_gets_no_tables_of_ours(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+        db.execute("INSERT INTO notes VALUES ('mine')")
+    with pytest.raises(JournalError, match=r"notes.db: an SQLite database that is not a shiftbench journal "
+                                           r"\(tables: notes\)"):
+        async with open_journal(path):
+            pass
+    with sqlite3.connect(path) as db:
+        assert [row[0] for row in db.execute("SELECT name FROM sqlite_master")] == ["notes"]
+        assert db.execute("SELECT body FROM notes").fetchall() == [("mine",)]
+
+
+async def test_a_journal_whose_creation_was_cut_short_is_completed(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    with sqlite3.connect(path) as db:  # the schema's first tables, no version row: the process died there
+        db.executescript(";".join(SCHEMA.split(";")[:3]))
+        assert {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {
+            "meta", "runs", "units"}
+    async with open_journal(path) as journal:
+        assert await journal.read.runs() == []
 
 
 async def test_an_urgent_batch_never_commits_before_what_was_handed_over_earlier(tmp_path: Path) -> None:
