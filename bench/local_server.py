@@ -266,16 +266,16 @@ async def run(cache: Path, ctx: int, port: int, workdir: Path, threads: int) -> 
         await shiftbench_async("run", "--config", str(sweep), "--models", MODEL, "--methods", "blind",
                                "--dataset", str(dataset), "--journal", str(journal), "--display", "none",
                                "--max-tokens", str(PILOT_MAX_TOKENS))
-        say(f"\npilot: {len(SCENARIOS)} scenarios x (1 serving + 1 test task), took "
+        say(f"\npilot: {len(SCENARIOS)} scenarios x 1 test task (blind learns nothing: no serving episodes), took "
             f"{time.monotonic() - started:.0f} s")
         figures, episodes, records = await journal_figures(journal)
         print_comparison(figures, tap)
     say("\nEpisodes (calls made: every call in the model's replies, finish included; executed: those that ran a "
         "domain tool)")
-    say(f"  {'scenario':<12}{'phase':<7}{'end reason':<12}{'turns':>6}{'made':>6}{'executed':>9}{'reward':>7}  calls")
+    say(f"  {'scenario':<12}{'phase':<7}{'end reason':<16}{'turns':>6}{'made':>6}{'executed':>9}{'reward':>7}  calls")
     for e in episodes:
         made, names = calls_made(records.get((e.scenario, e.phase), b'{"steps": []}'))
-        say(f"  {e.scenario:<12}{e.phase:<7}{e.end_reason:<12}{e.turns:>6}{made:>6}{e.tool_calls:>9}"
+        say(f"  {e.scenario:<12}{e.phase:<7}{e.end_reason:<16}{e.turns:>6}{made:>6}{e.tool_calls:>9}"
             f"{e.reward:>7.2f}  {names[:60]}")
 
 
