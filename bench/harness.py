@@ -21,6 +21,7 @@ from methods.registry import get_method_spec
 from runner.config import SweepConfig
 from runner.engine import Engine, stream_progress
 from runner.journal import Batch, Journal, StreamEpisodes, open_journal
+from runner.limits import CALL_PRIORITY
 from runner.models.registry import ModelEntry, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
 from runner.plan import Stream
@@ -31,8 +32,8 @@ from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 
-__all__ = ["Drive", "EngineRun", "JournalMeter", "MethodMeter", "ModelMeter", "StackFactory", "Waits", "engine_run",
-           "run_streams", "wait_ms"]
+__all__ = ["CallSpan", "Drive", "EngineRun", "JournalMeter", "MethodMeter", "ModelMeter", "StackFactory", "Waits",
+           "engine_run", "run_streams", "wait_ms"]
 
 _SERVING = "|serving|"
 
@@ -168,13 +169,24 @@ class _TimedMethod:
             self._meter.add("load", started)
 
 
+@dataclass(frozen=True)
+class CallSpan:
+    """One model call inside the gate (it holds a call slot throughout), perf_counter seconds."""
+
+    started: float
+    ended: float
+    priority: int
+
+
 @dataclass
 class ModelMeter:
     """Time inside model calls. For the in-process scripted model this is the simulated agent's CPU,
-    a cost a real model moves off the machine."""
+    a cost a real model moves off the machine. Each call's span and priority too: the call timeline
+    (bench/timeline.py) shows when slots sat idle."""
 
     calls: int = 0
     seconds: float = 0.0
+    spans: list[CallSpan] = field(default_factory=list)
 
     def wrap(self, entries: Mapping[str, ModelEntry]) -> dict[str, ModelEntry]:
         return {name: replace(entry, client=_TimedModel(entry.client, self)) for name, entry in entries.items()}
@@ -194,8 +206,10 @@ class _TimedModel:
         try:
             return await self._inner.respond(request)
         finally:
+            ended = time.perf_counter()
             self._meter.calls += 1
-            self._meter.seconds += time.perf_counter() - started
+            self._meter.seconds += ended - started
+            self._meter.spans.append(CallSpan(started, ended, CALL_PRIORITY.get()))
 
 
 StackFactory = Callable[..., ClientStack]
@@ -236,6 +250,8 @@ class EngineRun:
     model_s: float
     journaled_calls: int
     """Rows in model_calls: every paid call (the scripted model's are not journaled one by one)."""
+    spans: tuple[CallSpan, ...] = ()
+    """With `time_models`: every model call's span, in seconds since the engine started."""
 
     @property
     def episodes_per_s(self) -> float:
@@ -280,7 +296,9 @@ async def run_streams(config: SweepConfig, dataset: Dataset, streams: list[Strea
                      serving=sum(t.serving for t in times), test=sum(t.test for t in times),
                      turns=sum(t.serving_turns + t.test_turns for t in times), streams=times,
                      journal=journal_stats, methods=methods.stats(), model_calls=model_meter.calls,
-                     model_s=model_meter.seconds, journaled_calls=journaled_calls)
+                     model_s=model_meter.seconds, journaled_calls=journaled_calls,
+                     spans=tuple(CallSpan(c.started - started, c.ended - started, c.priority)
+                                 for c in model_meter.spans))
 
 
 def _stream_times(rows: list[StreamEpisodes], started_wall: float) -> tuple[StreamTimes, ...]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from bench.harness import Drive, EngineRun, StackFactory, engine_run, run_streams, wait_ms
 from bench.mock_server import mock_process
 from bench.section import Row, Section
+from bench.timeline import forced_idle_bound, slot_idle
 from runner.config import SweepConfig
 from runner.limits import TEST
 from runner.models.stack import ClientStack
@@ -64,8 +65,9 @@ VARIANTS = (Variant("C=1", 1, 1), Variant("C=8", 8, 8), Variant("C=64", 64, 64),
             Variant("C=8, no serving priority", 8, 8, priority=False),
             Variant("gate 64, endpoint limit 8", 64, 8))
 
-COLUMNS = ["variant", "calls", "wall_s", "ideal_s", "wall_over_ideal", "serving_path_s", "serving_ideal_s",
-           "serving_stretch", "excess_ms_per_serving_ep", "journal_ms_per_serving_ep"]
+COLUMNS = ["variant", "calls", "wall_s", "ideal_s", "wall_over_ideal", "bound_s", "serving_path_s", "serving_ideal_s",
+           "serving_stretch", "excess_ms_per_serving_ep", "journal_ms_per_serving_ep", "idle_start_s", "idle_mid_s",
+           "idle_tail_s", "hold_ms"]
 
 
 class NoPriorityStack(ClientStack):
@@ -104,7 +106,7 @@ async def run_workload(shape: Shape, suite: Path, journal: Path, concurrency: in
                              concurrency=concurrency, model_concurrency=concurrency, block_size=block_size,
                              endpoints={"mock": endpoint}, prices={"mock": PRICE}).validate("bench")
         return await run_streams(config, dataset, workload_streams(dataset, "mock", shape), journal, stack=stack,
-                                 drive=drive)
+                                 drive=drive, time_models=True)
 
 
 async def _one(variant: Variant, shape: Shape, suite: Path, journal: Path) -> tuple[EngineRun, int]:
@@ -119,12 +121,18 @@ def _row(variant: Variant, shape: Shape, run: EngineRun, calls: int) -> Row:
     ideal = max(serving_ideal + TURNS * latency, calls * latency / variant.concurrency)
     serving_path = max(s.serving_done_s for s in run.streams)
     longest = max(run.streams, key=lambda s: s.serving_turns)
+    bound = max(ideal, forced_idle_bound(calls, latency, variant.concurrency, len(run.streams),
+                                         shape.serving_per_window * TURNS))
+    idle = slot_idle(run.spans, variant.concurrency, run.wall_s)
     call_ms = wait_ms(run.journal, "serving_call") + wait_ms(run.journal, "read")
     journal_ms = TURNS * call_ms + wait_ms(run.journal, "checkpoint")
     return {"variant": variant.name, "concurrency": variant.concurrency, "endpoint_limit": variant.endpoint_limit,
             "serving_priority": variant.priority, "latency_s": latency, "episodes": run.episodes,
             "serving": run.serving, "test": run.test, "calls": calls, "wall_s": round(run.wall_s, 2),
-            "ideal_s": round(ideal, 2), "wall_over_ideal": round(run.wall_s / ideal, 3),
+            "ideal_s": round(ideal, 2), "wall_over_ideal": round(run.wall_s / ideal, 3), "bound_s": round(bound, 2),
+            "wall_over_bound": round(run.wall_s / bound, 3), "idle_start_s": round(idle.start_s, 2),
+            "idle_mid_s": round(idle.middle_s, 2), "idle_tail_s": round(idle.tail_s, 2),
+            "hold_ms": round(idle.hold_ms, 1),
             "serving_path_s": round(serving_path, 2), "serving_ideal_s": round(serving_ideal, 2),
             "serving_stretch": round(serving_path / serving_ideal, 3),
             "excess_ms_per_serving_ep": round(1000 * (serving_path - serving_ideal) / longest.serving, 1),
@@ -145,7 +153,9 @@ async def run_makespan(suite: Path, mode: str) -> Section:
         "serving_stretch = when the last serving episode was journaled / its serial ideal; "
         "excess_ms_per_serving_ep: the serving path's excess over that ideal per serving episode of the longest "
         "stream; journal_ms_per_serving_ep: of which waiting on the journal (3 x (cache lookup + call commit) + "
-        "block commit, mean waits).", COLUMNS)
+        "block commit, mean waits). bound: the ideal, or more when the first window's serving leaves slots "
+        "no scheduler can fill (bench/timeline.py); idle_*_s: slot-seconds left idle before the first test call, "
+        "up to the last serving call, after it; hold_ms: a call's mean time in its slot.", COLUMNS)
     started = time.perf_counter()
     variants = VARIANTS if mode != "smoke" else VARIANTS[1:3]
     with tempfile.TemporaryDirectory(prefix="shiftbench-makespan-") as tmp:
