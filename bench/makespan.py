@@ -29,7 +29,7 @@ from bench.mock_server import mock_process
 from bench.section import Row, Section
 from bench.timeline import forced_idle_bound, slot_idle
 from runner.config import SweepConfig
-from runner.limits import TEST
+from runner.limits import TEST, ServingClaim
 from runner.models.stack import ClientStack
 from runner.plan import Stream, window_tasks
 from simulators.dataset import Dataset, load_dataset
@@ -71,10 +71,14 @@ COLUMNS = ["variant", "calls", "wall_s", "ideal_s", "wall_over_ideal", "bound_s"
 
 
 class NoPriorityStack(ClientStack):
-    """Every call at test priority: the gate then serves callers first come, first served."""
+    """Every call at test priority and no slot claimed by serving streams: the gate then serves callers
+    first come, first served."""
 
     def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
         return super().client(model, unit_id, stream_id, purpose, TEST)
+
+    def serving_claim(self, model: str) -> ServingClaim:
+        return ServingClaim(())
 
 
 def _first(tasks: tuple[Task, ...], windows: list[int], per_window: int) -> Iterator[Task]:

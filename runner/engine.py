@@ -30,7 +30,7 @@ from runner.budget import BudgetExhausted
 from runner.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.errors import InfrastructureError, RunAborted
 from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Handed, Journal
-from runner.limits import SERVING, TEST
+from runner.limits import SERVING, TEST, ServingClaim
 from runner.models.stack import ClientStack
 from runner.plan import Stream, Unit, serving_blocks, window_tasks
 from runner.progress import RunProgress, StreamProgress
@@ -118,23 +118,26 @@ class Engine:
         method = await self._restore(stream)
         window_states: dict[int, JSON] = {}
         async with anyio.create_task_group() as tests:
-            for window in stream.windows():
-                live.window = window
-                ran = await self._serve_window(stream, method, window, done)
-                if ran is None:
-                    break  # stopping
-                if ran:
-                    window_states[window] = method.state()
-                pending = [unit for task in window_tasks(stream.test, window) for unit in stream.test_units(task)
-                           if unit.unit_id not in done]
-                if pending:
-                    state = await self._window_state(stream, window, window_states)
-                    tests.start_soon(self._run_test_set, stream, state, pending, self._handed.get(stream.stream_id))
+            with self.clients.serving_claim(stream.model) as claim:  # given back once serving is over
+                for window in stream.windows():
+                    live.window = window
+                    ran = await self._serve_window(stream, method, window, done, claim)
+                    if ran is None:
+                        break  # stopping
+                    if ran:
+                        window_states[window] = method.state()
+                    pending = [unit for task in window_tasks(stream.test, window)
+                               for unit in stream.test_units(task) if unit.unit_id not in done]
+                    if pending:
+                        state = await self._window_state(stream, window, window_states)
+                        tests.start_soon(self._run_test_set, stream, state, pending,
+                                         self._handed.get(stream.stream_id))
             await self._serving_durable(stream)  # a failed commit stops the run here, not silently
             live.phase = "testing"
         live.phase = "stopped" if self.stop.requested else "done"
 
-    async def _serve_window(self, stream: Stream, method: Method, window: int, done: set[str]) -> bool | None:
+    async def _serve_window(self, stream: Stream, method: Method, window: int, done: set[str],
+                            claim: ServingClaim) -> bool | None:
         """Serve one window's blocks; True if any ran here, None if the run is stopping."""
         ran = False
         blocks = serving_blocks(window_tasks(stream.serving, window), self.block_size)
@@ -144,18 +147,24 @@ class Engine:
             if self.stop.requested:
                 return None
             self.progress.streams[stream.stream_id].phase = "serving"
-            await self._serve_block(stream, method, block, window_end=index == len(blocks) - 1)
+            await self._serve_block(stream, method, block, claim, window_end=index == len(blocks) - 1)
             ran = True
         return ran
 
-    async def _serve_block(self, stream: Stream, method: Method, block: list[Task], window_end: bool) -> None:
+    async def _serve_block(self, stream: Stream, method: Method, block: list[Task], claim: ServingClaim,
+                           window_end: bool) -> None:
         """Run, learn, journal. A block cut short (the budget ran out) is neither learned from nor
-        journaled: a resume runs it again, its answered calls replayed from the response cache."""
+        journaled: a resume runs it again, its answered calls replayed from the response cache.
+        `claim`: a slot for each episode still running, and one kept through learn and the hand-over."""
         contexts = [method.context(t.view()) for t in block]
         results: list[EpisodeResult | None] = [None] * len(block)
+        claim.hold(len(block))
 
         async def one(i: int) -> None:
-            results[i] = await self.attempt(stream, block[i], contexts[i], SERVING)
+            try:
+                results[i] = await self.attempt(stream, block[i], contexts[i], SERVING)
+            finally:
+                claim.hold(max(1, claim.slots - 1))
 
         async with anyio.create_task_group() as group:
             for i in range(len(block)):

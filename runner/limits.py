@@ -1,22 +1,30 @@
-"""A capacity limiter that hands free slots to the most urgent waiter first.
+"""A capacity limiter that hands free slots to the most urgent waiter first, and keeps slots free for
+the serving streams' next calls.
 
 Serving episodes are the critical path of a sweep (each waits for the one before it), so when model
-capacity is short their calls go before test calls. The queue logic is plain and synchronous; the
-async part only waits for its turn.
+capacity is short their calls go before test calls. Priority alone is not enough when test calls fill
+every slot: a serving episode's next call (a few milliseconds of CPU after its last one) then waits for
+a test call to end, at every turn. So a serving stream also claims slots (`ServingClaim`, one per
+episode of its running block) for as long as it serves, and a test call is admitted only while the
+slots claimed and not in use by a serving call stay free. At most capacity - 1 slots are held back,
+so a test call always gets a slot when nothing is in flight: no claim can deadlock a serving episode
+that waits on a test-priority call of its own. The queue logic is plain and synchronous; the async
+part only waits for its turn.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import TracebackType
 
 import anyio
 
-__all__ = ["CALL_PRIORITY", "SERVING", "TEST", "PriorityLimiter"]
+__all__ = ["CALL_PRIORITY", "SERVING", "TEST", "PriorityLimiter", "ServingClaim"]
 
 SERVING = 0
 TEST = 1
@@ -41,6 +49,9 @@ class PriorityLimiter:
             raise ValueError("capacity must be at least 1")
         self.capacity = capacity
         self.in_use = 0
+        self.serving_in_use = 0
+        self.claimed = 0
+        """Slots the serving streams claim (see `ServingClaim`)."""
         self._waiters: list[_Waiter] = []
         self._seq = itertools.count()
 
@@ -48,24 +59,55 @@ class PriorityLimiter:
     def waiting(self) -> int:
         return sum(1 for w in self._waiters if not w.abandoned)
 
+    @property
+    def held_back(self) -> int:
+        """Slots kept free for serving calls: claimed and not in use by one, at most capacity - 1."""
+        return min(self.capacity - 1, max(0, self.claimed - self.serving_in_use))
+
+    def admits(self, priority: int) -> bool:
+        """Whether a call of this priority may take a slot now (queue order aside)."""
+        if priority <= SERVING:
+            return self.in_use < self.capacity
+        return self.in_use + self.held_back < self.capacity
+
     def try_acquire(self, priority: int) -> _Waiter | None:
-        """Take a slot now if one is free and nobody is queued; else queue and return the waiter."""
-        if self.in_use < self.capacity and not self.waiting:
-            self.in_use += 1
-            return None
+        """Take a slot now if this call is admitted and nobody as urgent is queued; else queue and return
+        the waiter."""
         waiter = _Waiter(priority, next(self._seq))
         heapq.heappush(self._waiters, waiter)
-        return waiter
+        self._dispatch()
+        return None if waiter.granted else waiter
 
-    def release(self) -> None:
-        """Pass the slot to the most urgent live waiter, or free it."""
-        while self._waiters:
-            waiter = heapq.heappop(self._waiters)
-            if not waiter.abandoned:
-                waiter.granted = True
-                waiter.event.set()
-                return
+    def release(self, priority: int) -> None:
+        """Free a slot taken at `priority` and pass it on to whoever is now admitted."""
         self.in_use -= 1
+        if priority <= SERVING:
+            self.serving_in_use -= 1
+        self._dispatch()
+
+    def claim(self, slots: int) -> None:
+        """Change the serving streams' claim by `slots` (negative to give slots back)."""
+        self.claimed += slots
+        if self.claimed < 0:
+            raise ValueError("more serving slots given back than claimed")
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Grant slots in queue order (most urgent, then first come) while the head is admitted. The
+        head is the most urgent waiter, so a test waiter held back never blocks a serving one."""
+        while self._waiters:
+            head = self._waiters[0]
+            if head.abandoned:
+                heapq.heappop(self._waiters)
+                continue
+            if not self.admits(head.priority):
+                return
+            heapq.heappop(self._waiters)
+            self.in_use += 1
+            if head.priority <= SERVING:
+                self.serving_in_use += 1
+            head.granted = True
+            head.event.set()
 
     @asynccontextmanager
     async def slot(self, priority: int) -> AsyncIterator[None]:
@@ -76,9 +118,35 @@ class PriorityLimiter:
             except BaseException:
                 waiter.abandoned = True
                 if waiter.granted:
-                    self.release()
+                    self.release(priority)
                 raise
         try:
             yield
         finally:
-            self.release()
+            self.release(priority)
+
+
+class ServingClaim:
+    """The slots one serving stream keeps for its own calls on a model's limiters, for as long as it
+    serves: the engine sets it to the episodes of the block it runs (and to 1 between blocks, so a
+    test call does not take the slot while the stream learns and hands its block to the journal)."""
+
+    def __init__(self, limiters: Iterable[PriorityLimiter]) -> None:
+        self._limiters = tuple(limiters)
+        self.slots = 0
+
+    def hold(self, slots: int) -> None:
+        change, self.slots = slots - self.slots, slots
+        if change:
+            for limiter in self._limiters:
+                limiter.claim(change)
+
+    def release(self) -> None:
+        self.hold(0)
+
+    def __enter__(self) -> ServingClaim:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from runner.budget import Budget
 from runner.journal import Journal
-from runner.limits import PriorityLimiter
+from runner.limits import PriorityLimiter, ServingClaim
 from runner.models.capped import CappedModel
 from runner.models.gate import Gate, GatedModel
 from runner.models.journaled import JournaledModel
@@ -55,6 +55,11 @@ class ClientStack:
     def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
         return self._watched(self._client(model, unit_id, stream_id, purpose, priority), unit_id, stream_id,
                              purpose)
+
+    def serving_claim(self, model: str) -> ServingClaim:
+        """A serving stream's claim on `model`'s slots (per model and run-wide), held while it serves."""
+        gate = self._gates[model]
+        return ServingClaim((gate.per_model, gate.run_wide))
 
     def _client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
         entry = self.models[model]

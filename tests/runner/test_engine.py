@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import fields
 from pathlib import Path
 
 import anyio
@@ -11,6 +12,8 @@ import pytest
 from runner.config import SweepConfig
 from runner.engine import TEST_EPISODES_IN_FLIGHT, Engine, stream_progress
 from runner.journal import Journal, open_journal
+from runner.limits import ServingClaim
+from runner.models.stack import ClientStack
 from runner.plan import Stream
 from runner.progress import RunProgress
 from runner.sweep import create_run
@@ -297,3 +300,43 @@ async def test_a_run_freezes_what_existed_before_it_for_the_collector_and_unfree
         await make_engine(journal, ScriptModel(respond), 1, [], stream).run([stream])
     assert frozen_during and min(frozen_during) > 0
     assert gc.get_freeze_count() == 0
+
+
+class ClaimsSeen(ClientStack):
+    """The client stack, keeping the serving claims the engine takes."""
+
+    claims: list[ServingClaim]
+
+    def serving_claim(self, model: str) -> ServingClaim:
+        claim = super().serving_claim(model)
+        self.claims = [*getattr(self, "claims", []), claim]
+        return claim
+
+
+async def test_a_serving_stream_claims_a_slot_per_running_episode_until_its_serving_ends(tmp_path: Path) -> None:
+    scenario = toy_scenario(windows=2, serving_per_window=6, test_per_window=2)
+    stream = stream_of(scenario)
+    seen: list[tuple[str, int]] = []
+    holder: list[ClaimsSeen] = []
+    decide = toy_decider(lambda r: context_of(r)["best"])
+
+    async def respond(request: ModelRequest) -> AssistantTurn:
+        phase = "serving" if "case c-s" in request.messages[0].content else "test"
+        window = request.messages[0].content.split("case c-")[1].split("-")[0][1:]  # "s1-2" -> "1"
+        seen.append((f"{phase}{window}", holder[0].claims[0].slots))
+        return await decide(request)
+
+    model = ScriptModel(respond)
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        engine = make_engine(journal, model, 3, [], stream)
+        clients = ClaimsSeen(**{f.name: getattr(engine.clients, f.name) for f in fields(ClientStack)})
+        holder.append(clients)
+        engine.clients = clients
+        await engine.run([stream])
+    serving = [slots for phase, slots in seen if phase.startswith("serving")]
+    assert serving and all(1 <= slots <= 3 for slots in serving)
+    assert 3 in serving  # a block of 3 claims 3 while all three run
+    last_tests = [slots for phase, slots in seen if phase == "test1"]
+    assert last_tests and set(last_tests) == {0}  # serving over: nothing kept from the last test set
+    assert clients.claims[0].slots == 0
