@@ -28,6 +28,7 @@ import anyio
 import httpcore
 from httpcore import AsyncNetworkBackend, AsyncNetworkStream
 from httpcore._backends.anyio import AnyIOBackend, AnyIOStream
+from httpcore._utils import is_socket_readable
 
 __all__ = ["LeanBackend", "LeanStream"]
 
@@ -195,7 +196,11 @@ class LeanStream(AsyncNetworkStream):
     def get_extra_info(self, info: str) -> typing.Any:
         if info == "is_readable":  # what httpcore asks of an idle connection: did the server send or hang up?
             protocol = self._protocol
-            return bool(protocol.buffer) or protocol.at_eof or protocol.lost
+            if protocol.buffer or protocol.at_eof or protocol.lost:
+                return True
+            # The loop may not have seen a hang-up that is already in the kernel (a server closing right
+            # after its reply): ask the socket, as httpcore's anyio stream does.
+            return is_socket_readable(self._transport.get_extra_info("socket"))
         name = {"ssl_object": "ssl_object", "client_addr": "sockname", "server_addr": "peername",
                 "socket": "socket"}.get(info)
         return self._transport.get_extra_info(name) if name is not None else None

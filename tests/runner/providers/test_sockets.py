@@ -196,3 +196,16 @@ async def test_a_cookie_the_server_sets_goes_back_and_replies_without_one_keep_i
             assert (await http.get(f"http://127.0.0.1:{port}/x")).content == b"ok"
         assert http.cookies.get("affinity") == "replica-2"
     assert seen == [b"", b"cookie: affinity=replica-2", b"cookie: affinity=replica-2"]
+
+
+async def test_a_server_that_hangs_up_right_after_each_reply_costs_no_request() -> None:
+    """The hang-up can still be in the kernel, unseen by the loop, when the next request picks the
+    connection: the idle check asks the socket too, so that request opens a new connection instead."""
+
+    async def one_each(stream: anyio.abc.SocketStream) -> None:
+        await _read_request(stream)
+        await stream.send(_ok(b"once"))  # and close, without `connection: close`
+
+    async with _server(one_each) as port, make_http_client() as http:
+        for _ in range(20):
+            assert (await http.post(f"http://127.0.0.1:{port}/x", content=b"{}")).content == b"once"
