@@ -51,7 +51,7 @@ from runner.providers.prompt_cache import prompt_cache_key
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
-from runner.providers.sse import drain, iter_sse
+from runner.providers.sse import body_lines, drain, iter_sse
 from runner.providers.taxonomy import Failure
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
@@ -202,7 +202,7 @@ class OpenAICompatClient:
 
     async def _read_stream(self, response: httpx.Response, attempt: Attempt) -> AssistantTurn:
         parts = _Assembly()
-        events = iter_sse(response.aiter_lines())
+        events = iter_sse(body_lines(response))
         async for event in events:
             if event.data.strip() == "[DONE]":
                 parts.done = True
