@@ -68,11 +68,12 @@ class StopControl:
                 self.progress.status, self.progress.stop_reason = "stopping", reason
 
 
-JudgeFactory = Callable[[Stream, str], Judge | None]
-"""(stream, unit id) -> the pitch judge for that episode; None means the domain's offline judge."""
+JudgeFactory = Callable[[Stream, str, int], Judge | None]
+"""(stream, unit id, the episode's call priority) -> the pitch judge for that episode; None means the
+domain's offline judge. A serving episode's judge is on the serving path, so its calls go at its priority."""
 
 
-def offline_judge(stream: Stream, unit_id: str) -> Judge | None:
+def offline_judge(stream: Stream, unit_id: str, priority: int) -> Judge | None:
     return None
 
 
@@ -272,7 +273,7 @@ class Engine:
         for attempt in range(1, self.max_episode_attempts + 1):
             try:
                 model = self.clients.client(stream.model, unit_id, stream.stream_id, "agent", priority)
-                judge = self.judges(stream, unit_id)
+                judge = self.judges(stream, unit_id, priority)
                 return await run_episode(task, stream.scenario.environment, domain, model, context, judge,
                                          self.limits)
             except BudgetExhausted as exc:

@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 from methods.llm_json import extract_json
 from runner.errors import Failure, ProviderError
-from runner.limits import TEST
 from runner.models.stack import ClientStack
 from runner.plan import Stream
 from simulators.domain import Judge, JudgeRequest, JudgeVerdict
@@ -59,16 +58,17 @@ class LLMJudge:
         return JudgeVerdict(labels={a: str(labels[a]) for a in wanted}, invented_claims=invented, judge=self.name)
 
 
-def judge_factory(judge_model: str, clients: ClientStack) -> Callable[[Stream, str], Judge | None]:
+def judge_factory(judge_model: str, clients: ClientStack) -> Callable[[Stream, str, int], Judge | None]:
     """Per episode, the pitch judge: the domain's offline judge (None) unless a judge model is set, whose
-    calls then go through the run's client stack as judge spend of that episode."""
+    calls then go through the run's client stack as judge spend of that episode, at the episode's priority
+    (a serving episode waits for its verdict before the stream learns and goes on)."""
 
-    def offline(stream: Stream, unit_id: str) -> Judge | None:
+    def offline(stream: Stream, unit_id: str, priority: int) -> Judge | None:
         return None
 
-    def llm(stream: Stream, unit_id: str) -> Judge | None:
+    def llm(stream: Stream, unit_id: str, priority: int) -> Judge | None:
         if stream.scenario.domain != "pitch":
             return None
-        return LLMJudge(clients.client(judge_model, unit_id, stream.stream_id, "judge", TEST))
+        return LLMJudge(clients.client(judge_model, unit_id, stream.stream_id, "judge", priority))
 
     return llm if judge_model else offline

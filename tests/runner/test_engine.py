@@ -12,7 +12,7 @@ import pytest
 from runner.config import SweepConfig
 from runner.engine import TEST_EPISODES_IN_FLIGHT, Engine, stream_progress
 from runner.journal import Journal, open_journal
-from runner.limits import ServingClaim
+from runner.limits import SERVING, TEST, ServingClaim
 from runner.models.stack import ClientStack
 from runner.plan import Stream
 from runner.progress import RunProgress
@@ -340,3 +340,22 @@ async def test_a_serving_stream_claims_a_slot_per_running_episode_until_its_serv
     last_tests = [slots for phase, slots in seen if phase == "test1"]
     assert last_tests and set(last_tests) == {0}  # serving over: nothing kept from the last test set
     assert clients.claims[0].slots == 0
+
+
+async def test_each_episodes_judge_is_asked_for_at_the_episodes_priority(tmp_path: Path) -> None:
+    scenario = toy_scenario(windows=2, serving_per_window=2, test_per_window=2)
+    stream = stream_of(scenario)
+    asked: dict[str, int] = {}
+
+    def judges(stream: Stream, unit_id: str, priority: int) -> None:
+        asked[unit_id] = priority
+
+    model = ScriptModel(toy_decider(lambda r: context_of(r)["best"]))
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        engine = make_engine(journal, model, 1, [], stream)
+        engine.judges = judges
+        await engine.run([stream])
+    assert {stream.unit_id(t): SERVING for t in scenario.serving}.items() <= asked.items()
+    assert {u: p for u, p in asked.items() if p == TEST}.keys() == {
+        unit.unit_id for task in scenario.test for unit in stream.test_units(task)}

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
+from pathlib import Path
+
 import pytest
 
 from runner.errors import ProviderError
-from runner.judge import LLMJudge
+from runner.journal import open_journal
+from runner.judge import LLMJudge, judge_factory
+from runner.limits import SERVING, TEST
+from runner.models.stack import ClientStack
+from runner.plan import Stream
+from runner.progress import RunProgress
 from simulators.domain import JudgeItem, JudgeRequest
-from simulators.model_api import ModelRequest
+from simulators.model_api import ModelClient, ModelRequest, Purpose
 from simulators.protocol import AssistantTurn
-from tests.fakes import ScriptModel
+from tests.fakes import ScriptModel, offline_clients, toy_scenario
 
 REQUEST = JudgeRequest(product="Halo Lamp (desk lamp)", pitch="A budget-friendly lamp that lasts.",
                        items=(JudgeItem("price", "budget-friendly price"), JudgeItem("buzz", "rarely talked about")))
@@ -38,3 +46,26 @@ async def test_verdict_is_read_and_named_after_the_model() -> None:
 async def test_an_unusable_verdict_is_an_infrastructure_failure(reply: str) -> None:
     with pytest.raises(ProviderError, match="no usable verdict"):
         await LLMJudge(replying(reply)).assess(REQUEST)
+
+
+class PrioritiesSeen(ClientStack):
+    """The client stack, keeping the priority each client was asked for."""
+
+    asked: list[tuple[str, int]]
+
+    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
+        self.asked = [*getattr(self, "asked", []), (purpose, priority)]
+        return super().client(model, unit_id, stream_id, purpose, priority)
+
+
+async def test_a_serving_episodes_judge_calls_go_at_serving_priority(tmp_path: Path) -> None:
+    scenario = replace(toy_scenario(windows=1, serving_per_window=1, test_per_window=1), domain="pitch")
+    stream = Stream("script", "counting", scenario, scenario.serving, scenario.test)
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        progress = RunProgress(run_id="r", journal_path=str(journal.path))
+        base = offline_clients(journal, progress, replying("{}"))
+        clients = PrioritiesSeen(**{f.name: getattr(base, f.name) for f in fields(ClientStack)})
+        judges = judge_factory("script", clients)
+        assert judges(stream, "serving-unit", SERVING) is not None
+        assert judges(stream, "test-unit", TEST) is not None
+    assert clients.asked == [("judge", SERVING), ("judge", TEST)]
