@@ -18,6 +18,7 @@ import ssl
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator
 from types import TracebackType
+from typing import Any
 
 import anyio
 import httpcore
@@ -124,9 +125,8 @@ class LeanPool:
             # Only idle connections to other origins can fill the pool here (this request holds a slot).
             await self._discard(self._oldest_idle())
         tls = self._tls() if origin.scheme == b"https" else None
-        connection = httpcore.AsyncHTTPConnection(origin, ssl_context=tls,
-                                                  keepalive_expiry=self._keepalive_expiry, retries=self._retries,
-                                                  network_backend=self._network)
+        connection = _Connection(origin, ssl_context=tls, keepalive_expiry=self._keepalive_expiry,
+                                 retries=self._retries, network_backend=self._network)
         self._open.add(connection)
         return connection
 
@@ -209,6 +209,35 @@ class _Returning:
                     await closer()
             finally:
                 await self._pool._released(self._connection, self._key)
+
+
+class _Connection(httpcore.AsyncHTTPConnection):
+    """httpcore's connection, with locks that do not yield to the event loop when they are free.
+
+    httpcore takes an anyio lock three times a request (the connection's request lock, the HTTP/1.1
+    state lock on the way in and again when the response closes), and anyio yields to the loop on every
+    acquire, free or not. Each yield puts the call at the back of the loop's queue: at 32 calls in flight
+    the calls of a burst then advance in lock-step, and each one's next request leaves only once the whole
+    burst was read (bench/cpu_per_call.py). This pool hands a connection to one request at a time, so the
+    locks are never contended; anyio's `fast_acquire` keeps them locks without the yield. The HTTP/1.1
+    connection exists only after the first request's connect, so its lock is swapped after that request.
+    Should httpcore rename these fields, the swap is skipped and its own locks stay (tested)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if hasattr(self, "_request_lock"):
+            self._request_lock = _free_lock()  # type: ignore[assignment]
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        response = await super().handle_async_request(request)
+        inner = getattr(self, "_connection", None)
+        if inner is not None and hasattr(inner, "_state_lock") and not isinstance(inner._state_lock, anyio.Lock):
+            inner._state_lock = _free_lock()  # not held here: it is taken again when the response closes
+        return response
+
+
+def _free_lock() -> anyio.Lock:
+    return anyio.Lock(fast_acquire=True)
 
 
 class LeanTransport(httpx.AsyncHTTPTransport):

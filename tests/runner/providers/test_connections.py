@@ -3,6 +3,8 @@ the server closed, abandoned responses, and a cost per request that does not gro
 
 from __future__ import annotations
 
+import traceback
+
 import anyio
 import anyio.abc
 import httpcore
@@ -147,3 +149,31 @@ async def test_connections_idle_past_their_keepalive_are_closed() -> None:
         for _ in range(6):
             assert await _post(http, mock.base_url) == 200
         assert _pool(http).connections == 1  # one at a time needs one connection; the rest were closed
+
+
+async def test_a_request_on_a_kept_alive_connection_makes_no_trip_through_the_loop_for_its_locks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpcore's locks (three acquires a request) yielded to the event loop even when free, which kept a
+    burst of calls in lock-step; the pool's connections take them without that trip, and stay correct."""
+    from anyio._backends._asyncio import AsyncIOBackend
+
+    trips = 0
+    checkpoint = AsyncIOBackend.cancel_shielded_checkpoint
+
+    async def counted() -> None:
+        nonlocal trips
+        callers = traceback.extract_stack(limit=6)
+        trips += any("/httpcore/" in frame.filename for frame in callers)  # not the in-process mock's own
+        await checkpoint()
+
+    async with serve_mock() as mock, make_http_client(HttpSettings(max_connections=2)) as http:
+        mock.script(*[Reply(text="x", delay_s=0.02) for _ in range(12)])
+        assert await _post(http, mock.base_url) == 200  # the first request opens the connection
+        monkeypatch.setattr(AsyncIOBackend, "cancel_shielded_checkpoint", staticmethod(counted))
+        for _ in range(3):
+            assert await _post(http, mock.base_url) == 200
+        assert trips == 0
+        async with anyio.create_task_group() as group:  # two at a time on two connections: still fine
+            for _ in range(8):
+                group.start_soon(_post, http, mock.base_url)
+        assert _pool(http).connections == 2
