@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ import anyio
 
 from bench.machine import load_average
 from bench.mock_server import mock_process
+from bench.rounds import medians_by
 
 __all__ = ["main"]
 
@@ -184,13 +184,8 @@ async def _parent(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for layer in dict.fromkeys(r["layer"] for r in rows):
-        mine = [r for r in rows if r["layer"] == layer]
-        out.append({"layer": layer, **{k: statistics.median(r[k] for r in mine) for k in (
-            "marginal_ms_per_call", "run_ms_per_call", "total_ms_per_call", "wall_s", "ideal_s", "wall_over_ideal")},
-            "load_1m": [r["load_1m"] for r in mine]})
-    return out
+    return medians_by(rows, "layer", ("marginal_ms_per_call", "run_ms_per_call", "total_ms_per_call", "wall_s",
+                                      "ideal_s", "wall_over_ideal"))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

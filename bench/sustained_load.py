@@ -24,7 +24,6 @@ import argparse
 import json
 import random
 import resource
-import statistics
 import tempfile
 import time
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ import anyio
 
 from bench.machine import load_average
 from bench.mock_server import ASKED_DELAY, mock_process
+from bench.rounds import medians_by
 from runner.config import SweepConfig
 from runner.journal import Journal, open_journal
 from runner.limits import TEST
@@ -164,14 +164,8 @@ async def _run(suite: Path | None, levels: Sequence[int], rounds: int, shape: Sh
 
 
 def _medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for level in dict.fromkeys(r["in_flight"] for r in rows):
-        mine = [r for r in rows if r["in_flight"] == level]
-        medians = {k: statistics.median(r[k] for r in mine if r[k] is not None)
-                   for k in ("calls_per_s", "mean_in_flight", "added_ms_p50", "added_ms_p99", "cpu_pct",
-                             "runq_wait_pct") if any(r[k] is not None for r in mine)}
-        out.append({"in_flight": level, **medians, "load_1m": [r["load_1m"] for r in mine]})
-    return out
+    return medians_by(rows, "in_flight", ("calls_per_s", "mean_in_flight", "added_ms_p50", "added_ms_p99",
+                                          "cpu_pct", "runq_wait_pct"))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
