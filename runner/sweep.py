@@ -347,12 +347,20 @@ async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> Run
     progress.resumed_units = progress.done
     for live in progress.streams.values():
         live.serving_resumed = live.serving_done
-    # Run-wide figures start from what the run already sent, as its spend does; a stream's row counts
-    # this process's calls, as its spend does.
+    # Run-wide and per-stream figures start from what the run already sent and spent, so a resumed
+    # dashboard shows the run's figures, not this process's.
     run = await journal.read.run(run_id)
-    resumed = cache_total(await journal.read.cache_usage(run_id), run_price_table(run.config if run else "{}"))
+    prices = run_price_table(run.config if run else "{}")
+    resumed = cache_total(await journal.read.cache_usage(run_id), prices)
     progress.cache.add(resumed.input_tokens, resumed.cached_input_tokens, resumed.cache_write_tokens,
                        resumed.saved_usd)
+    for calls in await journal.read.stream_calls(run_id):
+        shown = progress.streams.get(calls.stream_id)
+        if shown is not None:
+            figures = cache_total([calls.usage()], prices)
+            shown.spent_usd += calls.cost_usd
+            shown.cache.add(figures.input_tokens, figures.cached_input_tokens, figures.cache_write_tokens,
+                             figures.saved_usd)
     return progress
 
 

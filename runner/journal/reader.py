@@ -34,6 +34,7 @@ from runner.journal.rows import (
     Spend,
     StoredCheckpoint,
     StoredEpisodeAudit,
+    StreamCalls,
     StreamEpisodes,
     StreamNames,
     StreamOfRun,
@@ -136,6 +137,13 @@ LEFT JOIN units u ON u.run_id = c.run_id AND u.unit_id = c.unit_id
 LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?1) s ON s.stream_id = c.stream_id
 WHERE c.run_id = ?1 AND c.from_cache = 0
 GROUP BY 1, 2, 3
+"""
+# Per stream and model called: spend over every call, tokens over the calls sent.
+_STREAM_CALLS = """
+SELECT stream_id, model, sum(cost_usd), sum(input_tokens * (from_cache = 0)),
+       sum(cached_input_tokens * (from_cache = 0)), sum(cache_write_tokens * (from_cache = 0)),
+       sum(output_tokens * (from_cache = 0)), sum(cache_write_1h_tokens * (from_cache = 0))
+FROM model_calls WHERE run_id = ? AND stream_id != '' GROUP BY stream_id, model
 """
 _CACHE_USAGE_OF_ALL = """
 SELECT run_id, model, sum(input_tokens), sum(cached_input_tokens), sum(cache_write_tokens), sum(output_tokens),
@@ -328,6 +336,11 @@ class Reader:
         """Prompt tokens read from and written to the provider's cache, per stream and model called."""
         return [CacheUsage(row[0], row[1], str(row[2]), *(int(v or 0) for v in row[3:]))
                 for row in await self._rows(_CACHE_USAGE, (run_id,))]
+
+    async def stream_calls(self, run_id: str) -> list[StreamCalls]:
+        """Each stream's calls per model called: spend and tokens (a resumed dashboard's starting point)."""
+        return [StreamCalls(str(row[0]), str(row[1]), float(row[2] or 0.0), *(int(v or 0) for v in row[3:]))
+                for row in await self._rows(_STREAM_CALLS, (run_id,))]
 
     async def cache_usage_by_run(self) -> dict[str, list[CacheUsage]]:
         """Per run, per model called (no stream): `runs`' cache column."""

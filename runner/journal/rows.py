@@ -327,6 +327,26 @@ class CacheUsage(NamedTuple):
     """The part of the writes made to Anthropic's 1-hour cache (billed at their own rate)."""
 
 
+class StreamCalls(NamedTuple):
+    """What one stream's calls to one model cost and sent, over the whole run (a resumed process
+    starts its dashboard rows from these)."""
+
+    stream_id: str
+    model: str
+    cost_usd: float
+    """Every call of the stream, replayed answers (free) included."""
+    input_tokens: int
+    """The tokens fields: calls sent only (a replayed answer sent nothing)."""
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cache_write_1h_tokens: int
+
+    def usage(self) -> CacheUsage:
+        return CacheUsage(None, None, self.model, self.input_tokens, self.cached_input_tokens,
+                          self.cache_write_tokens, self.output_tokens, self.cache_write_1h_tokens)
+
+
 class EpisodeCalls(NamedTuple):
     """The calls one finished episode sent to one model (called model None: no call was journaled, as
     for the offline model; the tokens are then the episode's own): a projection's unit of measure."""

@@ -205,3 +205,40 @@ def test_probe_of_an_unreachable_model_is_one_clear_error(capsys: pytest.Capture
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "probe of 'openai-compatible:gone@http://127.0.0.1:9/v1' failed" in err[0]
     assert KEY not in err[0]
+
+
+async def test_a_resumed_dashboard_shows_each_streams_whole_run_spend_and_cache_figures(
+        built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopped by its cap, resumed: each stream's row starts from what the run spent and sent before."""
+    import runner.sweep
+    from runner.display import make_display
+    from runner.progress import RunProgress
+
+    shown: list[RunProgress] = []
+
+    def watching(kind: str, progress: RunProgress) -> object:
+        shown.append(progress)
+        return make_display(kind, progress)
+
+    monkeypatch.setattr(runner.sweep, "make_display", watching)
+    journal = tmp_path / "j.sqlite"
+    async with serve_mock(PricedReplies(output_tokens=4_000)) as mock:
+        free = await start_sweep(config_for(mock.base_url, built_suite), tmp_path / "free.sqlite", "none", quiet)
+        with sqlite3.connect(tmp_path / "free.sqlite") as db:
+            full_cost = db.execute("SELECT SUM(cost_usd) FROM model_calls").fetchone()[0]
+        capped = await start_sweep(config_for(mock.base_url, built_suite, budget=full_cost / 2), journal, "none",
+                                   quiet)
+        assert free.status == "completed" and capped.status == "budget_exhausted"
+        with sqlite3.connect(journal) as db:
+            before = dict(db.execute("SELECT stream_id, SUM(cost_usd) FROM model_calls WHERE stream_id != '' "
+                                     "GROUP BY stream_id"))
+        resumed = await resume_sweep(capped.run_id, journal, "none", quiet, budget=full_cost * 3)
+    assert resumed.status == "completed" and before
+    with sqlite3.connect(journal) as db:
+        after = {stream: (cost, sent) for stream, cost, sent in db.execute(
+            "SELECT stream_id, SUM(cost_usd), SUM(input_tokens * (from_cache = 0)) FROM model_calls "
+            "WHERE stream_id != '' GROUP BY stream_id")}  # '': the probes, no stream's
+    dashboard = shown[-1].streams  # the resumed process's
+    for stream_id, (cost, sent) in after.items():
+        assert dashboard[stream_id].spent_usd == pytest.approx(cost)
+        assert dashboard[stream_id].cache.input_tokens == sent
