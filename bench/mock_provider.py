@@ -122,6 +122,8 @@ class Reply:
     empty 200, as llama-cpp-python sends for a streamed tool call that failed on its side)."""
     stream_usage: bool = True
     """OpenAI dialect: False ignores `stream_options.include_usage` (llama-cpp-python does)."""
+    served_model: str | None = None
+    """The reply's `model` field (the provider's dated version); None: the model the request named."""
 
 
 @dataclass(frozen=True)
@@ -428,7 +430,7 @@ def _sse(request: Recorded, reply: Reply, ids: Ids) -> list[bytes]:
 
 
 def _openai_chunks(request: Recorded, reply: Reply, ids: Ids) -> list[JSON]:
-    completion_id, model = f"chatcmpl-{next(ids)}", request.body.get("model", "mock")
+    completion_id, model = f"chatcmpl-{next(ids)}", reply.served_model or request.body.get("model", "mock")
 
     def chunk(choices: list[JSON], **extra: JSON) -> JSON:
         return {"id": completion_id, "object": "chat.completion.chunk", "created": 0, "model": model,
@@ -464,7 +466,7 @@ def _openai_completion(request: Recorded, reply: Reply, ids: Ids) -> JSON:
                                   "function": {"name": c.name, "arguments": c.arguments_text()}}
                                  for c in reply.tool_calls]
     return {"id": f"chatcmpl-{next(ids)}", "object": "chat.completion", "created": 0,
-            "model": request.body.get("model", "mock"), "usage": _openai_usage(reply.usage),
+            "model": reply.served_model or request.body.get("model", "mock"), "usage": _openai_usage(reply.usage),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if reply.tool_calls else "stop"}]}
 
@@ -494,7 +496,8 @@ def _anthropic_events(request: Recorded, reply: Reply, ids: Ids) -> list[JSON]:
     usage = reply.usage
     start_usage = {**_anthropic_prompt_usage(usage), "output_tokens": 1}
     message = {"id": f"msg_{next(ids)}", "type": "message", "role": "assistant", "content": [],
-               "model": request.body.get("model", "mock"), "stop_reason": None, "stop_sequence": None,
+               "model": reply.served_model or request.body.get("model", "mock"), "stop_reason": None,
+               "stop_sequence": None,
                "usage": start_usage}
     events: list[JSON] = [{"type": "message_start", "message": message}, {"type": "ping"}]
     for index, block in enumerate(_anthropic_blocks(reply, ids)):
@@ -509,7 +512,7 @@ def _anthropic_events(request: Recorded, reply: Reply, ids: Ids) -> list[JSON]:
 def _anthropic_message(request: Recorded, reply: Reply, ids: Ids) -> JSON:
     usage = reply.usage
     return {"id": f"msg_{next(ids)}", "type": "message", "role": "assistant",
-            "model": request.body.get("model", "mock"),
+            "model": reply.served_model or request.body.get("model", "mock"),
             "content": [{k: v for k, v in b.items() if k != "_text"} for b in _anthropic_blocks(reply, ids)],
             "stop_reason": "tool_use" if reply.tool_calls else "end_turn", "stop_sequence": None,
             "usage": {**_anthropic_prompt_usage(usage), "output_tokens": usage.output_tokens}}

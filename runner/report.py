@@ -26,7 +26,12 @@ from runner.audits.rates import Rate, StreamAudits, audit_rates
 from runner.cache_savings import CacheFigures, cache_by_stream, cache_total, run_price_table
 from runner.evidence.bootstrap import DEFAULT_SPEC, stream_draws
 from runner.evidence.outcomes import Outcome, task_values
-from runner.evidence.provenance import machine_meta_key, provenance_extras
+from runner.evidence.provenance import (
+    machine_meta_key,
+    provenance_extras,
+    served_model_from_key,
+    served_models_prefix,
+)
 from runner.evidence.repeats import RepeatSummary, repeat_summary
 from runner.evidence.seal import seal
 from runner.evidence.slices import SliceRow, slices
@@ -265,6 +270,8 @@ class _Rows:
     cache: list[CacheUsage] = field(default_factory=list)
     audits: dict[StreamKey, StreamAudits] = field(default_factory=dict)
     replicas: list[ReplicaCalls] = field(default_factory=list)
+    served: list[tuple[str, str]] = field(default_factory=list)
+    """(model, the version its provider said served it), each pair once."""
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
@@ -284,7 +291,9 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
                  spend=await reader.spend(run_id), outcomes=await reader.test_outcomes(run_id),
                  machine=await reader.meta(machine_meta_key(run_id)), ends=await reader.episode_ends(run_id),
                  audits=audit_rates(await reader.episode_audits(run_id)),
-                 replicas=await reader.replica_calls(run_id), cache=await reader.cache_usage(run_id))
+                 replicas=await reader.replica_calls(run_id), cache=await reader.cache_usage(run_id),
+                 served=[pair for key, _ in await reader.meta_prefixed(served_models_prefix(run_id))
+                         if (pair := served_model_from_key(run_id, key)) is not None])
 
 
 # ---------------------------------------------------------------- assembling
@@ -310,20 +319,20 @@ def _assemble(rows: _Rows, journal: str) -> Report:
                        cache=cache.get((s.model, s.method), CacheFigures())) for s in streams]
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
-                  cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine),
+                  cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine, rows.served),
                   bootstrap=asdict(DEFAULT_SPEC),
                   replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas],
                   cache=cache_total(rows.cache, prices))
 
 
-def _provenance(run: RunRow, machine: str | None) -> Provenance:
+def _provenance(run: RunRow, machine: str | None, served: list[tuple[str, str]]) -> Provenance:
     try:
         config = orjson.loads(run.config)
     except orjson.JSONDecodeError:
         config = None
     return Provenance(config=config if isinstance(config, dict) else {}, config_hash=run.config_hash,
                       dataset_path=run.dataset_path, dataset_fingerprint=run.dataset_fingerprint,
-                      code_version=run.code_version, **provenance_extras(run, machine))
+                      code_version=run.code_version, **provenance_extras(run, machine, served))
 
 
 def _outcomes(rows: list[TestOutcome]) -> dict[StreamKey, list[Outcome]]:
@@ -552,6 +561,8 @@ def _evidence_lines(report: Report) -> list[str]:
     p = report.provenance
     lines.append(f"provenance: code {p.code_version}, dataset {p.dataset_fingerprint[:12]}, "
                  f"config {p.config_hash[:12]}")
+    lines += [f"served: {name} as {', '.join(model['served_as'])}" for name, model in p.models.items()
+              if model.get("served_as")]
     plan = p.plan
     if plan:
         lines.append(f"plan: {plan['file']} sha256 {plan['hash'][:12]}, now {plan['head'][:12]} "

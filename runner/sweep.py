@@ -32,6 +32,7 @@ from runner.fit import check_oracle_readable, scenarios_present
 from runner.journal import STOPPING, Batch, Journal, ModelCallRow, NewRun, UnitRow, open_journal
 from runner.judge import judge_factory
 from runner.liveness import process_alive
+from runner.models.journaled import note_served
 from runner.models.probe import ProbeResult, probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
@@ -176,6 +177,7 @@ def _probe_rows(run_id: str, probes: list[ProbeResult], prices: dict[str, Price 
             run_id, "probe", "", "probe", probe.model, "", "ok", probe.response.attempts, False, usage.input_tokens,
             usage.cached_input_tokens, usage.cache_write_tokens, usage.output_tokens,
             cost_usd(usage, prices.get(probe.model)), probe.latency_s, time.time(), "", replica=probe.response.replica))
+        note_served(batch, run_id, probe.model, probe.response.served_model)
     return batch
 
 

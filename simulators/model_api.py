@@ -84,6 +84,9 @@ class ModelResponse:
     """Which replica of a pooled endpoint answered (its base URL); empty for one endpoint."""
     cache_ttl: str = ""
     """The prompt-cache TTL the request asked the provider for ('5m', '1h'; '' when none was asked)."""
+    served_model: str = ""
+    """The model the provider says answered (its reply's `model`: often a dated version of the name
+    asked for); empty when the reply names none."""
 
 
 class ModelClient(Protocol):

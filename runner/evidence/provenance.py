@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -20,11 +21,30 @@ from runner.journal import RunRow
 from runner.pricing import price_of, with_overrides
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["machine_info", "machine_meta_key", "provenance_extras"]
+__all__ = ["machine_info", "machine_meta_key", "provenance_extras", "served_model_from_key", "served_model_meta_key",
+           "served_models_prefix"]
 
 
 def machine_meta_key(run_id: str) -> str:
     return f"run:{run_id}:machine"
+
+
+def served_models_prefix(run_id: str) -> str:
+    return f"run:{run_id}:served:"
+
+
+def served_model_meta_key(run_id: str, model: str, served: str) -> str:
+    """A model the provider said answered one of the run's calls (model names may hold ':', so the pair
+    is JSON)."""
+    return served_models_prefix(run_id) + orjson.dumps([model, served]).decode()
+
+
+def served_model_from_key(run_id: str, key: str) -> tuple[str, str] | None:
+    try:
+        model, served = orjson.loads(key.removeprefix(served_models_prefix(run_id)))
+    except (ValueError, TypeError):
+        return None
+    return str(model), str(served)
 
 
 def machine_info() -> str:
@@ -33,11 +53,16 @@ def machine_info() -> str:
                          "implementation": platform.python_implementation(), "cpus": os.cpu_count()}).decode()
 
 
-def provenance_extras(run: RunRow, machine: str | None) -> dict[str, Any]:
-    """What a report's provenance adds to the run row: models and their prices, machine, plan."""
+def provenance_extras(run: RunRow, machine: str | None, served: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+    """What a report's provenance adds to the run row: models with their prices and the versions the
+    providers said served them (`served_as`: more than one when a provider changed the model under a
+    running sweep), machine, plan."""
     config = _config(run)
+    models = _models(config)
+    for model, version in sorted(set(served)):
+        models.setdefault(model, {}).setdefault("served_as", []).append(version)
     return {
-        "models": _models(config),
+        "models": models,
         "machine": orjson.loads(machine) if machine else None,
         "plan": dict(config.plan) if config is not None and config.plan else None,
     }

@@ -231,6 +231,7 @@ WHERE e.run_id = ? AND u.phase = 'test'
 ORDER BY u.rowid
 """
 _META = "SELECT value FROM meta WHERE key = ?"
+_META_PREFIXED = "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key"
 _RECORDED_EPISODES = """
 SELECT u.unit_id, u.scenario, u.phase, u.task_id, e.reward, e.judge, e.record, e.grade_details
 FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
@@ -376,6 +377,10 @@ class Reader:
     async def recorded_episodes(self, run_id: str) -> list[RecordedEpisode]:
         """Every finished episode with its record and grade, for re-grading without a model."""
         return [RecordedEpisode._make(row) for row in await self._rows(_RECORDED_EPISODES, (run_id,))]
+
+    async def meta_prefixed(self, prefix: str) -> list[tuple[str, str]]:
+        """The meta table's (key, value) pairs whose key starts with `prefix`, by key."""
+        return [(str(key), str(value)) for key, value in await self._rows(_META_PREFIXED, (prefix,))]
 
     async def meta(self, key: str) -> str | None:
         """A value of the meta table (the schema version, a run's machine), None when absent."""

@@ -15,17 +15,31 @@ import anyio
 import orjson
 
 from runner.errors import InfrastructureError
+from runner.evidence.provenance import served_model_meta_key
 from runner.journal import Batch, Journal, ModelCallRow
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
 from simulators.protocol import AssistantTurn, ToolCall
 
-__all__ = ["JournaledModel", "request_hash"]
+__all__ = ["JournaledModel", "note_served", "request_hash"]
 
 
 def request_hash(run_id: str, unit_id: str, model: str, request: ModelRequest) -> str:
     payload = orjson.dumps({"run": run_id, "unit": unit_id, "model": model, "request": request},
                            option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(payload).hexdigest()
+
+
+_SERVED: set[tuple[str, str, str]] = set()
+"""(run, model, served version) already journaled by this process: a new version costs one meta row,
+the calls after it none."""
+
+
+def note_served(batch: Batch, run_id: str, model: str, served: str) -> None:
+    """Add to `batch` the first sight of a version the provider says served `model` (provenance)."""
+    mark = (run_id, model, served)
+    if served and mark not in _SERVED:
+        _SERVED.add(mark)
+        batch.set_meta(served_model_meta_key(*mark), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
 def _encode(response: ModelResponse) -> bytes:
@@ -90,6 +104,7 @@ class JournaledModel:
             raise
         batch = self._call_row(key, response, time.monotonic() - started, from_cache=False,
                                cost=response.cost_usd)
+        note_served(batch, self._run_id, self.name, response.served_model)
         encoded = _encode(response)
         batch.cached_answer(key, self._run_id, self._unit_id, self.name, encoded, time.time())
         if self._answers is not None:

@@ -166,6 +166,8 @@ class AnthropicClient:
             if kind == "error":
                 raise stream_error(data, self._endpoint.secret)
             parts.add(kind, data)
+            if kind == "message_start" and isinstance((data.get("message") or {}).get("model"), str):
+                attempt.served_model = data["message"]["model"]
             if parts.usage_fields:
                 attempt.usage = anthropic_usage(parts.usage_fields)
             if parts.stopped:

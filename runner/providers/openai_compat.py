@@ -210,6 +210,8 @@ class OpenAICompatClient:
             chunk = parse_json_object(event.data)
             if chunk.get("error"):
                 raise stream_error(chunk, self._endpoint.secret)
+            if not attempt.served_model and isinstance(chunk.get("model"), str):
+                attempt.served_model = chunk["model"]
             if chunk.get("usage"):
                 attempt.usage = parse_usage(chunk["usage"])  # cumulative where sent more than once
             for choice in chunk.get("choices") or ():
@@ -226,6 +228,8 @@ class OpenAICompatClient:
             raise stream_error(data, self._endpoint.secret)
         if data.get("usage"):
             attempt.usage = parse_usage(data["usage"])
+        if isinstance(data.get("model"), str):
+            attempt.served_model = data["model"]
         choices = data.get("choices") or [{}]
         parts = _Assembly()
         parts.add(choices[0].get("message") or {})

@@ -71,6 +71,8 @@ class Attempt:
         self.usage = Usage()
         self.replica = ""
         """Which replica of a pooled endpoint it went to last (`runner.providers.pool`); empty otherwise."""
+        self.served_model = ""
+        """The model the reply says served it (parsers set it); empty until then."""
         self._scope = scope
         self._timeout_s = timeout_s
 
@@ -91,6 +93,8 @@ class Outcome(Generic[T]):
     attempts: int
     replica: str = ""
     """The replica of a pooled endpoint that answered; empty for one endpoint."""
+    served_model: str = ""
+    """The model the answering reply named; empty when it named none."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,7 @@ class _Tally:
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
     replica: str = ""
+    served_model: str = ""
 
 
 class Retrier:
@@ -155,7 +160,7 @@ class Retrier:
             if not key:
                 self.ledger.succeeded(tally.key)  # a private key: forget it whatever happened
         self.ledger.succeeded(tally.key)
-        return Outcome(value, tally.usage, tally.attempts, tally.replica)
+        return Outcome(value, tally.usage, tally.attempts, tally.replica, tally.served_model)
 
     async def _first_then_retries(self, attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally,
                                   started: float) -> T:
@@ -221,6 +226,7 @@ class Retrier:
             finally:
                 tally.usage = tally.usage + this.usage
                 tally.replica = this.replica or tally.replica
+                tally.served_model = this.served_model or tally.served_model
         # Only our own scope's deadline gets here; an outer cancellation propagates as usual.
         raise AttemptFailed(Failure.TIMEOUT, f"attempt ran past {timeout:g}s")
 

@@ -13,7 +13,7 @@ import pytest
 from bench.mock_provider import MockUsage, Recorded, Reply, Response, serve_mock, tool_loop
 from runner.config import SweepConfig
 from runner.journal import JournalError
-from runner.report import build_report
+from runner.report import build_report, render_json, render_text
 from runner.runs import list_runs
 from runner.sweep import resume_sweep, start_sweep
 from tests.support import episode_rewards, quiet
@@ -242,3 +242,27 @@ async def test_a_resumed_dashboard_shows_each_streams_whole_run_spend_and_cache_
     for stream_id, (cost, sent) in after.items():
         assert dashboard[stream_id].spent_usd == pytest.approx(cost)
         assert dashboard[stream_id].cache.input_tokens == sent
+
+
+async def test_provenance_lists_each_version_the_provider_said_served_the_model(
+        built_suite: Path, tmp_path: Path) -> None:
+    """A provider that moves its alias to a new dated version mid-sweep: the report names both."""
+    replies, answered = PricedReplies(), [0]
+
+    def versioned(request: Recorded) -> Response:
+        reply = replies(request)
+        assert isinstance(reply, Reply)
+        answered[0] += 1
+        return dataclasses.replace(reply, served_model="mock-2026-01-01" if answered[0] <= 5 else "mock-2026-06-01")
+
+    journal = tmp_path / "j.sqlite"
+    async with serve_mock(versioned) as mock:
+        config = config_for(mock.base_url, built_suite)
+        outcome = await start_sweep(config, journal, "none", quiet)
+    assert outcome.status == "completed" and answered[0] > 5
+    report = await build_report(journal, outcome.run_id)
+    (model,) = config.models
+    assert report.provenance.models[model]["served_as"] == ["mock-2026-01-01", "mock-2026-06-01"]
+    assert f"served: {model} as mock-2026-01-01, mock-2026-06-01" in render_text(report)
+    assert '"served_as":["mock-2026-01-01","mock-2026-06-01"]' in render_json(report).replace(" ", "").replace(
+        "\n", "")

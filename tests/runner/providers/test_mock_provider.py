@@ -59,3 +59,15 @@ def test_minimal_values_satisfy_the_schema_shapes() -> None:
                                                                              "items": {"type": "number"}},
                              "maybe": {"type": ["null", "boolean"]}, "reason": {"type": "string"}}}
     assert minimal_value(schema) == {"answer": "x", "decision": "refuse", "n": 3, "legs": [0], "maybe": False}
+
+
+@pytest.mark.parametrize("dialect", ["openai-stream", "openai-json", "anthropic"])
+async def test_the_version_a_reply_names_comes_back_as_served_model(dialect: str) -> None:
+    dated = Reply(text="ok", served_model="test-2026-06-01")
+    async with serve_mock(lambda _request: dated) as mock, make_http_client() as http:
+        client: ModelClient = (anthropic_client(mock.base_url, http) if dialect == "anthropic"
+                               else openai_client(mock.base_url, http, stream=dialect == "openai-stream"))
+        assert (await client.respond(request(Message(role="user", content="hi")))).served_model == "test-2026-06-01"
+    async with serve_mock(lambda _request: Reply(text="ok")) as mock, make_http_client() as http:
+        plain = openai_client(mock.base_url, http)
+        assert (await plain.respond(request(Message(role="user", content="hi")))).served_model == "gpt-test"
