@@ -15,6 +15,8 @@ client a run uses (short retry policy, `purpose` agent so agent-scoped `extra_bo
        results, the prompt grows by about the result's size (read from the server's own usage)
     5  the follow-up with the assistant's `content: null` (shiftbench always sends "")
     6  a long prompt (~N tokens by the 4-bytes rule): accepted, or the context limit from its error
+    7  a plain request carrying `prompt_cache_key` (OpenAI's cache-routing field): accepted or refused,
+       so a sweep file turns it on only where the server takes it (a strict server refuses unknown fields)
 
 Each check is one `Finding`; `sweep_settings` turns them into the TOML to paste.
 """
@@ -26,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from runner.errors import InfrastructureError
+from runner.models.registry import sends_prompt_cache_key
 from runner.providers import OpenAICompatClient
 from simulators.model_api import ModelRequest, ModelResponse
 from simulators.protocol import JSON, Message, ToolCall
@@ -75,7 +78,7 @@ class Compatibility:
 
 
 CAPABILITIES = ("tool calls, not streamed", "tool calls, streamed", "usage when streamed",
-                "tool results visible", "content: null accepted", "context length")
+                "tool results visible", "content: null accepted", "context length", "prompt_cache_key accepted")
 
 
 async def check_compatibility(client: OpenAICompatClient, context_probe_tokens: int = CONTEXT_PROBE_TOKENS
@@ -97,6 +100,7 @@ async def check_compatibility(client: OpenAICompatClient, context_probe_tokens: 
     found.findings["tool results visible"] = await _tool_results_visible(tool_client)
     found.findings["content: null accepted"] = await _null_content(tool_client)
     found.findings["context length"], found.context_tokens = await _context(plain, context_probe_tokens)
+    found.findings["prompt_cache_key accepted"] = await _cache_key(plain)
     return found
 
 
@@ -175,6 +179,15 @@ async def _null_content(client: OpenAICompatClient) -> Finding:
     return Finding(True, "accepted (shiftbench sends \"\" anyway)")
 
 
+async def _cache_key(client: OpenAICompatClient) -> Finding:
+    request = ModelRequest(system="Reply with one word.", messages=(Message("user", "Say ok."),), max_output_tokens=8)
+    body = {**client.body(request), "prompt_cache_key": "shiftbench-probe"}
+    answer = await _attempt(lambda: client.send_body(body, request.max_output_tokens))
+    if isinstance(answer, InfrastructureError):
+        return Finding(False, _failed(answer))
+    return Finding(True, "accepted (whether the server uses it to route calls to its cache is its own)")
+
+
 async def _context(client: OpenAICompatClient, tokens: int) -> tuple[Finding, int | None]:
     filler = _FILLER * max(1, tokens * 4 // len(_FILLER))
     request = ModelRequest(system="Reply with one word.", messages=(Message("user", filler + "\nSay ok."),),
@@ -225,6 +238,11 @@ def sweep_settings(name: str, kind: str, model: str, base_url: str, found: Compa
         per_call = min(4096, max(256, found.context_tokens // 4))
         lines.append(f"# context {found.context_tokens:,} tokens: keep the output cap per call small, "
                      f"e.g. {per_call:,} tokens")
+    cache_key = found.supports("prompt_cache_key accepted")
+    if cache_key is False and sends_prompt_cache_key(kind, {}):
+        lines.append("prompt_cache_key = false        # the server refuses the field")
+    elif cache_key and not sends_prompt_cache_key(kind, {}):
+        lines.append("# prompt_cache_key = true       # accepted: turn on if the server routes by it (OpenAI does)")
     if found.tool_choice:
         lines += ["", f"[endpoints.{_key(name)}.extra_body.agent]",
                   f'tool_choice = "{found.tool_choice}"' + " " * (10 - len(found.tool_choice))

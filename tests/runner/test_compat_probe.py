@@ -14,14 +14,14 @@ from runner.providers import make_http_client
 from tests.runner.providers.support import openai_client
 
 NAMES = ("tool calls, not streamed", "tool calls, streamed", "usage when streamed", "tool results visible",
-         "content: null accepted", "context length")
+         "content: null accepted", "context length", "prompt_cache_key accepted")
 EXPECTED = {
-    #                    calls  streamed usage  visible null   context accepted, limit
-    "compliant":        (True, True, True, True, True, True, None),
-    "strict":           (True, True, True, True, True, False, 32_768),
-    "llama.cpp":        (True, True, True, True, True, False, 8_192),
-    "llama.cpp-small-model": (True, True, True, True, True, False, 8_192),
-    "llama-cpp-python": (True, False, False, False, False, False, 2_048),
+    #                    calls  streamed usage  visible null   context accepted, cache key, limit
+    "compliant":        (True, True, True, True, True, True, True, None),
+    "strict":           (True, True, True, True, True, False, False, 32_768),
+    "llama.cpp":        (True, True, True, True, True, False, True, 8_192),
+    "llama.cpp-small-model": (True, True, True, True, True, False, True, 8_192),
+    "llama-cpp-python": (True, False, False, False, False, False, True, 2_048),
 }
 
 
@@ -55,6 +55,20 @@ async def test_settings_for_llama_cpp_python_turn_streaming_off_and_ask_for_tool
     assert "stream = false" in toml
     assert "[endpoints.local.extra_body.agent]" in toml and 'tool_choice = "auto"' in toml
     assert "drops tool results" in toml
+
+
+async def test_settings_turn_prompt_cache_key_off_where_a_server_refuses_it_and_suggest_it_where_taken() -> None:
+    async with serve_mock(with_quirks(MODES["strict"])) as mock, make_http_client() as http:
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=1_024)
+        refused = mock.requests[-1]
+    assert refused.body.get("prompt_cache_key") == "shiftbench-probe"  # the check's own request, refused
+    assert "prompt_cache_key = false" in sweep_settings("gw", "openai", "m", mock.base_url + "/v1", found)
+    assert "prompt_cache_key" not in sweep_settings("gw", "openai-compatible", "m", mock.base_url + "/v1", found)
+    async with serve_mock(with_quirks(MODES["compliant"])) as mock, make_http_client() as http:
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=1_024)
+    assert "# prompt_cache_key = true" in sweep_settings("gw", "openai-compatible", "m", mock.base_url + "/v1",
+                                                         found)
+    assert "prompt_cache_key" not in sweep_settings("gw", "openai", "m", mock.base_url + "/v1", found)
 
 
 async def test_settings_for_a_compliant_server_change_nothing() -> None:
