@@ -49,6 +49,7 @@ from runner.journal import (
     TestScore,
     read_only,
 )
+from runner.runs import ReplicaUse
 from runner.tables import text_table
 from simulators.errors import ShiftbenchInputError
 
@@ -204,14 +205,6 @@ class Report:
     """Calls per replica of each endpoint pool (none when no model is served by a pool)."""
     cache: CacheFigures = field(default_factory=CacheFigures)
     """Prompt caching over every call the run sent, probes included."""
-
-
-@dataclass(frozen=True)
-class ReplicaUse:
-    model: str
-    replica: str
-    answered: int
-    failed: int
 
 
 # ---------------------------------------------------------------- reading the journal
