@@ -129,7 +129,7 @@ def config_from_json(text: str) -> SweepConfig:
 
 
 def config_hash(config: SweepConfig) -> str:
-    return hashlib.sha256(orjson.dumps(config.results_view(), option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return _digest(config.results_view())
 
 
 def stored_config_hash(text: str) -> str:
@@ -137,9 +137,11 @@ def stored_config_hash(text: str) -> str:
     before a key existed (`max_tokens`, say) was hashed without it, and must still resume (with that key's
     default), while any stored value edited since still changes the hash."""
     stored = orjson.loads(text)
-    view = config_from_json(text).results_view()
-    present = {key: value for key, value in view.items() if key in stored}
-    return hashlib.sha256(orjson.dumps(present, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return _digest({key: value for key, value in config_from_json(text).results_view().items() if key in stored})
+
+
+def _digest(view: dict[str, Any]) -> str:
+    return hashlib.sha256(orjson.dumps(view, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 _INT_RANGES: dict[str, tuple[int, int]] = {

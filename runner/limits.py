@@ -73,10 +73,18 @@ class PriorityLimiter:
     def try_acquire(self, priority: int) -> _Waiter | None:
         """Take a slot now if this call is admitted and nobody as urgent is queued; else queue and return
         the waiter."""
+        if not self._waiters and self.admits(priority):  # the common case: no queue, no waiter to build
+            self._take(priority)
+            return None
         waiter = _Waiter(priority, next(self._seq))
         heapq.heappush(self._waiters, waiter)
         self._dispatch()
         return None if waiter.granted else waiter
+
+    def _take(self, priority: int) -> None:
+        self.in_use += 1
+        if priority <= SERVING:
+            self.serving_in_use += 1
 
     def release(self, priority: int) -> None:
         """Free a slot taken at `priority` and pass it on to whoever is now admitted."""
@@ -103,9 +111,7 @@ class PriorityLimiter:
             if not self.admits(head.priority):
                 return
             heapq.heappop(self._waiters)
-            self.in_use += 1
-            if head.priority <= SERVING:
-                self.serving_in_use += 1
+            self._take(head.priority)
             head.granted = True
             head.event.set()
 

@@ -62,9 +62,10 @@ async def list_runs(journal_path: Path | str) -> list[RunSummary]:
         names = _names_by_run(await reader.stream_names())
         spend = await reader.spend_by_run()
         cache = await reader.cache_usage_by_run()
-        replicas = {run.run_id: await reader.replica_calls(run.run_id) for run in runs}
+        replicas = await reader.replica_calls_by_run()
     return [_summary(run, progress.get(run.run_id), names.get(run.run_id),
-                     spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []), replicas[run.run_id])
+                     spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []),
+                     replicas.get(run.run_id, []))
             for run in runs]
 
 

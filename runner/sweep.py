@@ -21,7 +21,7 @@ from anyio import CancelScope
 
 from methods.registry import get_method_spec
 from runner.budget import Budget
-from runner.cache_savings import cache_total, run_price_table
+from runner.cache_savings import CacheFigures, cache_total, run_price_table
 from runner.config import SweepConfig, config_from_json, config_hash, stored_config_hash
 from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
@@ -41,7 +41,7 @@ from runner.paths import check_journal_target, check_suite_target
 from runner.pilot import pilot_projection
 from runner.plan import Stream, plan_streams
 from runner.pricing import Price, cost_usd
-from runner.progress import RunProgress
+from runner.progress import CacheCounter, RunProgress
 from runner.providers import RetryNotice
 from simulators.dataset import Dataset, file_hashes, load_dataset
 from simulators.errors import ShiftbenchInputError
@@ -353,17 +353,17 @@ async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> Run
     # dashboard shows the run's figures, not this process's.
     run = await journal.read.run(run_id)
     prices = run_price_table(run.config if run else "{}")
-    resumed = cache_total(await journal.read.cache_usage(run_id), prices)
-    progress.cache.add(resumed.input_tokens, resumed.cached_input_tokens, resumed.cache_write_tokens,
-                       resumed.saved_usd)
+    _add_figures(progress.cache, cache_total(await journal.read.cache_usage(run_id), prices))
     for calls in await journal.read.stream_calls(run_id):
         shown = progress.streams.get(calls.stream_id)
         if shown is not None:
-            figures = cache_total([calls.usage()], prices)
             shown.spent_usd += calls.cost_usd
-            shown.cache.add(figures.input_tokens, figures.cached_input_tokens, figures.cache_write_tokens,
-                             figures.saved_usd)
+            _add_figures(shown.cache, cache_total([calls.usage()], prices))
     return progress
+
+
+def _add_figures(counter: CacheCounter, figures: CacheFigures) -> None:
+    counter.add(figures.input_tokens, figures.cached_input_tokens, figures.cache_write_tokens, figures.saved_usd)
 
 
 async def _finish(journal: Journal, run_id: str, status: str, reason: str) -> None:

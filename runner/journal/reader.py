@@ -123,10 +123,14 @@ LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?)
 WHERE c.run_id = ?
 GROUP BY 1, 2, 3, 4
 """
-_REPLICA_CALLS = """
+_REPLICA_COUNTS = """
 SELECT model, replica, sum(status = 'ok'), sum(status != 'ok'), sum(status = 'ok' AND attempts > 1),
-       max(CASE WHEN status = 'ok' THEN created_at END)
+       max(CASE WHEN status = 'ok' THEN created_at END)"""
+_REPLICA_CALLS = _REPLICA_COUNTS + """
 FROM model_calls WHERE run_id = ? AND replica != '' GROUP BY model, replica ORDER BY model, replica
+"""
+_REPLICA_CALLS_OF_ALL = _REPLICA_COUNTS + """, run_id
+FROM model_calls WHERE replica != '' GROUP BY run_id, model, replica ORDER BY run_id, model, replica
 """
 # Prompt-cache figures: every call sent (a replayed answer sent nothing), by stream and the model called.
 _CACHE_USAGE = """
@@ -333,6 +337,13 @@ class Reader:
     async def replica_calls(self, run_id: str) -> list[ReplicaCalls]:
         """Per model and replica of an endpoint pool: calls answered and failed (none for one endpoint)."""
         return [ReplicaCalls._make(row) for row in await self._rows(_REPLICA_CALLS, (run_id,))]
+
+    async def replica_calls_by_run(self) -> dict[str, list[ReplicaCalls]]:
+        """`replica_calls` of every run in the journal, in one read (`runs`)."""
+        found: dict[str, list[ReplicaCalls]] = defaultdict(list)
+        for *counts, run_id in await self._rows(_REPLICA_CALLS_OF_ALL):
+            found[str(run_id)].append(ReplicaCalls._make(counts))
+        return dict(found)
     async def cache_usage(self, run_id: str) -> list[CacheUsage]:
         """Prompt tokens read from and written to the provider's cache, per stream and model called."""
         return [CacheUsage(row[0], row[1], str(row[2]), *(int(v or 0) for v in row[3:]))
