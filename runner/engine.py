@@ -120,8 +120,8 @@ class Engine:
         window_states: dict[int, JSON] = {}
         async with anyio.create_task_group() as tests:
             with self.clients.serving_claim(stream.model) as claim:  # given back once serving is over
-                for window in stream.windows():
-                    live.window = window
+                for number, window in enumerate(stream.windows(), start=1):
+                    live.window, live.window_number = window, number
                     ran = await self._serve_window(stream, method, window, done, claim)
                     if ran is None:
                         break  # stopping

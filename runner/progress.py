@@ -78,6 +78,9 @@ class StreamProgress:
     serving_done: int = 0
     test_done: int = 0
     window: int = 0
+    """The dataset's id of the window the stream's serving is in."""
+    window_number: int = 0
+    """Which of its `windows` that is (1 for the first; 0 before the stream has started)."""
     phase: str = "serving"
     """serving | testing | done | stopped"""
     hidden_rewards: list[float] = field(default_factory=list)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import json
 import os
 import pty
 import re
@@ -26,7 +27,7 @@ from bench.mock_provider import Recorded, Reply, Response, serve_mock, tool_loop
 
 KEY = "sk-loopback-dashboard-key"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-HEADER = re.compile(r"model\s+method\s+scenario\s+state")
+HEADER = re.compile(r"(model\s+)?method\s+scenario\s+state")
 LIVE_STOP = re.compile(r"stopping: .*\nrun \S+ stopping ")
 SAFETY_S = 240.0
 """A safety net only: the conditions below are met after a few calls."""
@@ -56,13 +57,13 @@ def sweep_file(tmp_path: Path, base_url: str, budget: float | None, suite: Path)
 
 
 class Terminal:
-    """A child process on a pty of 200 x 50 characters; its output split into dashboard frames."""
+    """A child process on a pty (200 x 50 characters unless told); its output split into dashboard frames."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], columns: int = 200, lines: int = 50) -> None:
         self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-        env = {**os.environ, "OPENAI_COMPATIBLE_API_KEY": KEY, "TERM": "xterm-256color", "COLUMNS": "200",
-               "LINES": "50"}
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+        env = {**os.environ, "OPENAI_COMPATIBLE_API_KEY": KEY, "TERM": "xterm-256color", "COLUMNS": str(columns),
+               "LINES": str(lines)}
         self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
         os.close(slave)
         self.raw = ""
@@ -180,3 +181,51 @@ async def test_a_budget_stop_shows_its_reason_on_the_dashboard(built_suite: Path
     # that was cut short says so on its row.
     assert row(shown).split()[3] in ("stopping", "stopped"), shown
     assert terminal.process.returncode == 0
+
+
+FOOTER = (re.compile(r"run \S+ (running|completed|stopping) +\d+/\d+ units"), re.compile(r"ETA \S+"),
+          re.compile(r"\$\d+\.\d\d spent"), re.compile(r"calls \d+/\d+ in flight"))
+
+
+def _frame_lines(frame: str) -> list[str]:
+    """A frame's lines up to its footer's last (what comes after the final frame is the report)."""
+    lines = frame.rstrip("\n").splitlines()
+    last = max((i for i, line in enumerate(lines) if FOOTER[3].search(line)), default=len(lines) - 1)
+    return lines[: last + 1]
+
+
+@pytest.mark.skipif(not hasattr(pty, "openpty"), reason="no pseudo-terminals on this platform")
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (100, 30)])
+def test_on_an_ordinary_terminal_every_frame_fits_and_keeps_its_footer(
+        built_suite: Path, tmp_path: Path, columns: int, lines: int) -> None:
+    # 27 streams (three methods over the nine scenarios): more rows than the terminal has.
+    terminal = Terminal([sys.executable, "-m", "runner.cli", "run", "--dataset", str(built_suite), "--methods",
+                         "blind,oracle,tabular", "--pilot", "2", "--journal", str(tmp_path / "j.sqlite"),
+                         "--display", "rich"], columns, lines)
+    try:
+        terminal.drain_until_exit()
+    finally:
+        terminal.stop()
+    frames = terminal.frames()
+    assert frames and terminal.process.returncode == 0, terminal.raw[-2000:]
+    for frame in frames:
+        shown = _frame_lines(frame)
+        assert len(shown) < lines, frame  # the live area never fills the terminal (it would scroll)
+        assert all(len(line.rstrip()) <= columns for line in shown), frame
+        assert "…" not in frame, frame  # columns give way whole; no cell is squeezed
+        footer = "\n".join(shown[-4:])
+        assert all(part.search(footer) for part in FOOTER), frame
+        assert re.search(r"\+\d+ more streams \(\d+ done\)", frame), frame
+    header = _frame_lines(frames[-1])[0].split()
+    # What gives way first: the cache, the rate, the model; the stream's name, progress and state stay.
+    assert header[:5] == ["method", "scenario", "state", "window", "done"] or header[1:6] == [
+        "method", "scenario", "state", "window", "done"], header
+    assert "cache" not in header
+    final = _frame_lines(frames[-1])
+    units = re.search(r"completed +(\d+)/(\d+) units", "\n".join(final))
+    listed = subprocess.run([sys.executable, "-m", "runner.cli", "runs", "--json", "--journal",
+                             str(tmp_path / "j.sqlite")], capture_output=True, text=True, check=True)
+    (run,) = json.loads(listed.stdout)
+    assert units is not None and (int(units.group(1)), int(units.group(2))) == (run["done"], run["total"])
+    finished = [line for line in final[1:] if " done " in line]
+    assert finished and all(re.search(r"\s(\d+)/\1\s", line) for line in finished), final  # N/N windows

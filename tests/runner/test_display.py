@@ -42,7 +42,7 @@ def _stream(method: str, scenario: str, serving: tuple[int, int], test_total: in
             window: int, phase: str) -> StreamProgress:
     return StreamProgress(stream_id=f"openai/gpt-4o/{method}/{scenario}", model="openai/gpt-4o", method=method,
                           scenario=scenario, serving_total=serving[1], test_total=test_total, windows=windows,
-                          serving_done=serving[0], window=window, phase=phase)
+                          serving_done=serving[0], window=window, window_number=window, phase=phase)
 
 
 def make_progress(clock: Clock, budget_usd: float | None = 50.0) -> RunProgress:
@@ -127,8 +127,9 @@ def test_rich_dashboard_shows_streams_and_run_figures() -> None:
     display.stop()
     text = _plain(buffer)
     retail = next(line for line in text.splitlines() if "retail_l1" in line)
+    # Its episodes were done before this process (a resume): no "last done" to show.
     assert retail.split() == ["openai/gpt-4o", "blind", "retail_l1", "testing", "3/6", "16/18", "75.0", "50.0",
-                              "$0.00", "75%", "hit,", "$0.12", "saved", "-", "100s", "ago", "-"]
+                              "$0.00", "75%", "hit,", "$0.12", "saved", "-", "-", "-"]
     assert "cache 25% hit, $0.25 saved, 1.5k written" in text
     pitch = next(line for line in text.splitlines() if "pitch_l1" in line)
     assert pitch.split()[3:10] == ["serving", "2/4", "4/8", "50.0", "-", "$0.00", "-"]
@@ -259,3 +260,23 @@ def test_a_stream_whose_calls_are_held_says_by_what_the_breaker_first() -> None:
     pitch.call_held(2, None)
     pitch.call_held(1, None)
     assert stream_state(pitch, progress) == "serving"
+
+
+def test_last_done_shows_only_once_a_stream_has_finished_an_episode_and_a_finished_stream_all_its_windows() -> None:
+    clock = Clock()
+    progress = make_progress(clock)
+    fresh = _stream("tabular", "banking_l1", (0, 4), 4, 4, 1, "serving")
+    fresh.turn_started("u1")
+    ended = _stream("oracle", "pitch_l2", (0, 0), 4, 6, 0, "done")  # no serving: its loop never named a window
+    progress.streams = {s.stream_id: s for s in (fresh, ended)}
+
+    def row(scenario: str) -> list[str]:
+        console, buffer = _console()
+        console.print(RichDisplay(progress, console=console).render())
+        return next(line for line in _plain(buffer).splitlines() if scenario in line).split()
+    assert row("banking_l1")[4:6] == ["1/4", "0/8"] and row("banking_l1")[-3:] == ["-", "1", "(1)"]
+    clock.now += 5
+    fresh.episode_ended("u0", clock.now)
+    clock.now += 7
+    assert row("banking_l1")[-4:] == ["7s", "ago", "1", "(1)"]
+    assert row("pitch_l2")[3:5] == ["done", "6/6"]
