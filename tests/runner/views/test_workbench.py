@@ -13,7 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from runner.cli import _parser, main
+from runner.cli import main
+from runner.cli.main import build_parser
 from simulators.record import EpisodeRecord
 from tests.support import cli_sweep
 
@@ -164,5 +165,5 @@ def test_every_flag_of_every_command_explains_itself() -> None:
                     walk(sub)
             elif not action.help and not isinstance(action, argparse._HelpAction):
                 missing.append(f"{parser.prog} {'/'.join(action.option_strings) or action.dest}")
-    walk(_parser())
+    walk(build_parser())
     assert missing == []

@@ -2,7 +2,7 @@
 
 `show` (transcripts), `state` (a method's learned state as of a window), `export` (JSONL or Inspect
 logs), `runs rm`, `journal vacuum`. Each only reads the journal, except the two housekeeping commands,
-which refuse to touch a run that is being written. `runner.cli` wires them in next to the run commands.
+which refuse to touch a run that is being written. `runner.cli.main` wires them in next to the run commands.
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""The evidence commands: `compare`, `verify`, `gate`, `estimate` and `lock`.
+
+Each reads the journal only (`lock` reads and appends to a plan file); the work lives in
+`runner.evidence` and `runner.estimate`, which load numpy, so they are imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from runner.cli.parsing import Command, add_journal, journal_path, names, run_async
+from runner.cli.sweeps import add_result_flags, flag_overrides
+from runner.files import write_atomically
+from runner.optional import load_extra
+
+__all__ = ["EVIDENCE_COMMANDS", "add_evidence_parsers"]
+
+
+def add_evidence_parsers(commands: Any) -> None:
+    compare = commands.add_parser("compare", help="paired differences of two streams over the same test tasks")
+    compare.add_argument("a", help="RUN_ID or RUN_ID:model/method")
+    compare.add_argument("b", help="RUN_ID or RUN_ID:model/method (the base)")
+    shown = compare.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the result as JSON")
+    shown.add_argument("--html", type=Path, metavar="FILE",
+                       help="write one self-contained HTML page: the paired differences with their intervals, "
+                            "per setting, as a chart and a table, and each side's provenance")
+    add_journal(compare)
+    verify = commands.add_parser("verify", help="re-grade every journaled episode without a model")
+    verify.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
+    gate = commands.add_parser("gate", help="judge a run against rules (exit 0 PASS/PROCEED, 1 FAIL/STOP, "
+                                            "3 INSUFFICIENT_EVIDENCE)")
+    gate.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
+    gate.add_argument("--rules", type=Path, required=True, help="a TOML file of [[rule]] tables and [pilot]")
+    for parser in (verify, gate):
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+        add_journal(parser)
+    estimate = commands.add_parser("estimate", help="what a full sweep will cost, projected from a run's journal "
+                                                    "(a pilot's) without sending anything")
+    estimate.add_argument("run_id", nargs="?", help="the run to project from (default: the newest in the journal)")
+    estimate.add_argument("--models", type=names, help="models to project, comma-separated (default: the run's); "
+                                                      "one the run did not call is re-priced from its tokens")
+    estimate.add_argument("--methods", type=names, help="methods, comma-separated (default: the run's)")
+    estimate.add_argument("--scenarios", type=names, help="scenarios of the run's dataset (default: the run's)")
+    estimate.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_journal(estimate)
+    lock = commands.add_parser("lock", help="lock a pre-registered plan under its hash, or --amend it")
+    lock.add_argument("plan", type=Path, help="the plan file (TOML) to lock or amend")
+    lock.add_argument("--amend", metavar="REASON", help="append an amendment setting the given run flags")
+    add_result_flags(lock)
+
+
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    from runner.estimate import estimate_command
+
+    print(run_async(estimate_command, journal_path(args), args.run_id, args.models, args.methods, args.scenarios,
+                    args.json))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from runner.evidence.commands import compare_command, load_comparison
+
+    if args.html is not None:
+        html = load_extra("runner.views.compare_html", "html", "compare --html")
+        comparison, a, b = run_async(load_comparison, journal_path(args), args.a, args.b)
+        write_atomically(args.html, html.render_compare_html(comparison, a, b), "--html")
+        print(f"Wrote {args.html}")
+        return 0
+    text, code = run_async(compare_command, journal_path(args), args.a, args.b, args.json)
+    print(text)
+    return int(code)
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from runner.evidence.commands import verify_command
+
+    text, code = run_async(verify_command, journal_path(args), args.run_id, args.json)
+    print(text)
+    return int(code)
+
+
+def _cmd_gate(args: argparse.Namespace) -> int:
+    from runner.evidence.commands import gate_command
+
+    text, code = run_async(gate_command, journal_path(args), args.run_id, args.rules, args.json)
+    print(text)
+    return int(code)
+
+
+def _cmd_lock(args: argparse.Namespace) -> int:
+    from runner.evidence.plan_commands import lock_command
+
+    print(lock_command(args.plan, flag_overrides(args), args.amend, print))
+    return 0
+
+
+EVIDENCE_COMMANDS: dict[str, Command] = {"compare": _cmd_compare, "verify": _cmd_verify, "gate": _cmd_gate,
+                                         "lock": _cmd_lock, "estimate": _cmd_estimate}

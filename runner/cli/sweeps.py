@@ -1,0 +1,135 @@
+"""`run` and `resume`: start a sweep from flags, a sweep file or a locked plan, or continue one in place.
+
+The flags that decide results are defined once here (`add_result_flags`), because `lock --amend` takes
+exactly the same ones. After a run ends its report is printed; numpy and the report load only then, so a
+run starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from methods.registry import METHOD_REGISTRY
+from runner.cli.parsing import Command, add_journal, journal_path, names, run_async, within
+from runner.config import SweepConfig, load_config_file
+from simulators.protocol import SCENARIOS
+
+__all__ = ["EXIT_BY_STATUS", "SWEEP_COMMANDS", "add_result_flags", "add_sweep_parsers", "flag_overrides",
+           "sweep_config"]
+
+EXIT_BY_STATUS = {"completed": 0, "budget_exhausted": 0, "interrupted": 130, "failed": 1}
+DISPLAYS = ("auto", "rich", "plain", "none")
+DISPLAY_HELP = "rich: the live dashboard; plain: a status line every 10 s; auto: rich on a terminal"
+
+_FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenarios", "dataset": "dataset",
+                  "seed": "seed", "block_size": "block_size", "concurrency": "concurrency",
+                  "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
+                  "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels",
+                  "repeats": "repeats", "max_tokens": "max_tokens", "max_turns": "max_turns",
+                  "temperature": "temperature", "call_timeout": "call_timeout"}
+
+
+def add_sweep_parsers(commands: Any) -> None:
+    _add_run(commands.add_parser("run", help="start a sweep (default: built-in suite, scripted model, "
+                                             "methods blind and oracle)"))
+    resume = commands.add_parser("resume", help="continue an interrupted run in place")
+    resume.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
+    resume.add_argument("--budget", type=float, help="a new hard cap in USD (a run stopped by its cap resumes "
+                                                      "with a higher one)")
+    add_journal(resume)
+    resume.add_argument("--display", choices=DISPLAYS, default="auto", help=DISPLAY_HELP)
+
+
+def _add_run(run: argparse.ArgumentParser) -> None:
+    source = run.add_mutually_exclusive_group()
+    source.add_argument("--config", type=Path, help="a TOML sweep file; flags override its keys")
+    source.add_argument("--plan", type=Path, help="run a locked plan (refused if flags change it without an "
+                                                  "amendment)")
+    add_result_flags(run)
+    run.add_argument("--concurrency", type=int, help="model calls in flight across the run")
+    run.add_argument("--model-concurrency", type=int, help="model calls in flight per model")
+    run.add_argument("--budget", type=float, help="hard cap on the run's spend in USD")
+    run.add_argument("--allow-unpriced", action="store_true", default=None,
+                     help="run models with no known price (spend counts only what providers report)")
+    run.add_argument("--label", action="append", metavar="TEXT",
+                     help="what this run is for, shown by `shiftbench runs` (repeatable)")
+    run.add_argument("--display", choices=DISPLAYS, default="auto", help=DISPLAY_HELP)
+    add_journal(run)
+
+
+def add_result_flags(run: argparse.ArgumentParser) -> None:
+    """The flags that decide results (what a plan locks)."""
+    run.add_argument("--models", type=names, help=(
+        "comma-separated. scripted: the offline agent that follows the documents and any policy block it is "
+        "given; scripted:docs: the documents only; openai:<id>, anthropic:<id>, openrouter:<vendor>/<id>, "
+        "together:<id>, fireworks:<id>, openai-compatible:<id>@http://host:port/v1, or a sweep file's endpoint"))
+    run.add_argument("--methods", type=names, help=f"comma-separated: {', '.join(sorted(METHOD_REGISTRY))}")
+    run.add_argument("--scenarios", type=names, help=f"comma-separated, of {', '.join(SCENARIOS)} (default: all)")
+    run.add_argument("--dataset", help="a dataset directory (default: the built-in suite)")
+    run.add_argument("--seed", type=int, help="seed of the built-in suite (default 0)")
+    run.add_argument("--block-size", type=int, help="serving episodes per learning step (default 1; 12 = reference)")
+    run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window, "
+                                               "then the projected cost of the full sweep")
+    run.add_argument("--repeats", type=int, help="run each test task K times: spread between repeats and pass^k")
+    run.add_argument("--max-tokens", type=int, help="output tokens per model call at most (default 4096; "
+                                                    "a call reserves its worst case from it)")
+    run.add_argument("--max-turns", type=within(int, "max_turns"),
+                     help="model turns per episode at most (default 100); an episode that reaches it ends "
+                          "turn_limit and is graded as it stands")
+    run.add_argument("--temperature", type=within(float, "temperature"),
+                     help="sampling temperature of every model call, 0 to 2 (default: not sent, the provider's "
+                          "own; Anthropic accepts 0 to 1; the offline scripted models ignore it)")
+    run.add_argument("--call-timeout", type=within(float, "call_timeout"), metavar="SECONDS",
+                     help="one attempt of a model call may take this long before it fails as a timeout and is "
+                          "retried (default 900); a stream silent for 120 s is cut sooner")
+    run.add_argument("--judge", help="a model to judge pitches (default: the offline deterministic judge)")
+
+
+def sweep_config(args: argparse.Namespace) -> SweepConfig:
+    from runner.evidence.plan_commands import follow_plan
+
+    if getattr(args, "plan", None):
+        return follow_plan(args.plan, flag_overrides(args), print)
+    config = load_config_file(args.config) if args.config else SweepConfig()
+    return replace(config, **flag_overrides(args)).validate("flags")
+
+
+def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys the flags set (flags a parser does not have count as not given)."""
+    overrides = {f: getattr(args, flag) for flag, f in _FLAG_TO_FIELD.items() if getattr(args, flag, None) is not None}
+    if "labels" in overrides:
+        overrides["labels"] = tuple(overrides["labels"])
+    if overrides.get("dataset"):
+        overrides["dataset"] = str(Path(overrides["dataset"]).resolve())
+    return overrides
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from runner.sweep import start_sweep
+
+    config = sweep_config(args)
+    journal = journal_path(args, config)
+    outcome = run_async(start_sweep, config, journal, args.display)
+    _print_report(journal, outcome.run_id)
+    return EXIT_BY_STATUS.get(outcome.status, 1)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from runner.sweep import resume_sweep
+
+    journal = journal_path(args)
+    outcome = run_async(resume_sweep, args.run_id, journal, args.display, print, args.budget)
+    _print_report(journal, outcome.run_id)
+    return EXIT_BY_STATUS.get(outcome.status, 1)
+
+
+def _print_report(journal: Path, run_id: str) -> None:
+    from runner.report import build_report, render_text  # after the run: numpy is not on its start's path
+
+    print(render_text(run_async(build_report, journal, run_id)))
+
+
+SWEEP_COMMANDS: dict[str, Command] = {"run": _cmd_run, "resume": _cmd_resume}

@@ -1,0 +1,43 @@
+"""The report of one run, read from the journal: scores per setting, Avg H / Avg F, tokens, spend, latency.
+
+`model` is what a report says (typed dataclasses); `build` reads a run from the journal and assembles
+that model; the renderers each turn the model into one format: `text` (terminal and Markdown, through
+the tables of `sections`), `csv_export` and `sealed` (JSON with its sha256). The HTML page
+(`runner.views.html_report`) and the evidence commands read the same model. Arrows run
+build -> model <- renderers; no renderer reads the journal.
+"""
+
+from __future__ import annotations
+
+from runner.report.build import build_report
+from runner.report.csv_export import render_csv, render_window_csv
+from runner.report.model import (
+    Costs,
+    Provenance,
+    Report,
+    Setting,
+    StreamReport,
+    WindowScore,
+    percentile,
+    scenario_sort_key,
+)
+from runner.report.sealed import render_json
+from runner.report.text import cache_summary, render_markdown, render_text
+
+__all__ = [
+    "Costs",
+    "Provenance",
+    "Report",
+    "Setting",
+    "StreamReport",
+    "WindowScore",
+    "build_report",
+    "cache_summary",
+    "percentile",
+    "render_csv",
+    "render_json",
+    "render_markdown",
+    "render_text",
+    "render_window_csv",
+    "scenario_sort_key",
+]

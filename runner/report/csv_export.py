@@ -1,0 +1,86 @@
+"""The report as CSV: one row per stream (a leaderboard to paste into a sheet), or one per window."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from runner.cache_savings import CacheFigures
+from runner.report.model import PURPOSES, Pair, Report, StreamReport, scenario_sort_key
+
+__all__ = ["render_csv", "render_window_csv"]
+
+
+def render_csv(report: Report) -> str:
+    """One row per stream, one column group per setting: a leaderboard to paste into a sheet."""
+    scenarios = sorted({name for stream in report.streams for name in stream.settings}, key=scenario_sort_key)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(_csv_header(scenarios))
+    for stream in report.streams:
+        writer.writerow(_csv_row(report, stream, scenarios))
+    return buffer.getvalue().rstrip("\n")
+
+
+def render_window_csv(report: Report) -> str:
+    """One row per (stream, setting, window): the learning curves as numbers, with their intervals."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["run_id", "model", "method", "setting", "window", "h", "h_ci_lo", "h_ci_hi", "f", "f_ci_lo",
+                     "f_ci_hi", "n"])
+    for stream in report.streams:
+        for name, setting in stream.settings.items():
+            for w in setting.windows:
+                writer.writerow([report.run_id, stream.model, stream.method, name, str(w.window), _raw(w.hidden),
+                                 *_raw_pair(w.hidden_ci), _raw(w.fully_specified), *_raw_pair(w.fully_specified_ci),
+                                 str(w.n)])
+    return buffer.getvalue().rstrip("\n")
+
+
+def _csv_header(scenarios: Sequence[str]) -> list[str]:
+    per_setting = [f"{name}_{part}" for name in scenarios for part in ("h", "f", "n")]
+    return ["run_id", "model", "method", "complete", "avg_h", "avg_f", *per_setting, "episodes",
+            "input_tokens_per_task", "output_tokens_per_task", *(f"{p}_usd_per_task" for p in PURPOSES),
+            "total_usd_per_task", *(f"{p}_usd" for p in PURPOSES), "total_usd", "unfinished_input_tokens",
+            "unfinished_output_tokens", "unfinished_usd", "estimated_calls", "latency_p50_s", "latency_p95_s",
+            "avg_h_ci_lo", "avg_h_ci_hi", "avg_f_ci_lo", "avg_f_ci_hi",
+            *(f"{name}_{part}_ci_{end}" for name in scenarios for part in ("h", "f") for end in ("lo", "hi")),
+            "cache_input_tokens", "cached_input_tokens", "cache_hit_rate", "cache_write_tokens", "cache_saved_usd"]
+
+
+def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> list[str]:
+    per_setting: list[str] = []
+    for name in scenarios:
+        setting = stream.settings.get(name)
+        per_setting += ["", "", ""] if setting is None else [
+            _raw(setting.hidden), _raw(setting.fully_specified), str(setting.n)]
+    setting_cis: list[str] = []
+    for name in scenarios:
+        found = stream.settings.get(name)
+        setting_cis += [""] * 4 if found is None else [*_raw_pair(found.hidden_ci),
+                                                       *_raw_pair(found.fully_specified_ci)]
+    per, cost = stream.cost_per_task_usd, stream.cost_usd
+    per_task = ["", "", "", ""] if per is None else [_raw(per.agent), _raw(per.judge), _raw(per.method),
+                                                     _raw(per.total)]
+    return [report.run_id, stream.model, stream.method, str(stream.complete).lower(), _raw(stream.avg_h),
+            _raw(stream.avg_f), *per_setting, str(stream.episodes), _raw(stream.input_tokens_per_task),
+            _raw(stream.output_tokens_per_task), *per_task, _raw(cost.agent), _raw(cost.judge),
+            _raw(cost.method), _raw(cost.total), str(stream.unfinished_input_tokens),
+            str(stream.unfinished_output_tokens), _raw(stream.unfinished_cost_usd), str(stream.estimated_calls),
+            _raw(stream.latency_p50_s), _raw(stream.latency_p95_s),
+            *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis, *_cache_cells(stream.cache)]
+
+
+def _cache_cells(cache: CacheFigures) -> list[str]:
+    return [str(cache.input_tokens), str(cache.cached_input_tokens), _raw(cache.hit_rate),
+            str(cache.cache_write_tokens), _raw(cache.saved_usd)]
+
+
+def _raw_pair(pair: Pair) -> list[str]:
+    return ["", ""] if pair is None else [_raw(pair[0]), _raw(pair[1])]
+
+
+def _raw(value: float | None) -> str:
+    # Rounded so float noise (0.21999999999999997) does not land in a spreadsheet.
+    return "" if value is None else repr(round(value, 6))

@@ -1,0 +1,177 @@
+"""What a report says: its typed model, one place for every renderer and reader of it.
+
+A report stream is (model, method) over all its scenarios, one leaderboard row; a `Setting` is one
+scenario of it. Scores follow FORMAT.md "Scores and costs"; `Pair` is a [lo, hi] interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.audits.rates import StreamAudits
+from runner.cache_savings import CacheFigures
+from runner.evidence.repeats import RepeatSummary
+from runner.evidence.slices import SliceRow
+from runner.runs import ReplicaUse
+
+__all__ = ["DOMAIN_ORDER", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair", "Provenance", "Report", "Setting",
+           "StreamKey", "StreamReport", "WindowScore", "percentile", "scenario_domain", "scenario_sort_key"]
+
+PURPOSES = ("agent", "judge", "method")
+SPECIFIED_DOMAINS = ("retail", "banking")
+"""Avg F covers these domains only: pitch tasks are always hidden-dependent (FORMAT.md)."""
+DOMAIN_ORDER = ("retail", "banking", "pitch")
+
+Pair = list[float] | None
+"""An interval [lo, hi]; None when there is nothing to resample."""
+StreamKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class WindowScore:
+    window: int
+    hidden: float | None
+    fully_specified: float | None
+    n: int
+    hidden_ci: Pair = None
+    fully_specified_ci: Pair = None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One scenario of a stream. Scores are None when no test task of that category is finished."""
+
+    hidden: float | None
+    fully_specified: float | None
+    n: int
+    planned: int
+    complete: bool
+    windows: list[WindowScore]
+    hidden_ci: Pair = None
+    fully_specified_ci: Pair = None
+
+
+@dataclass(frozen=True)
+class Costs:
+    agent: float = 0.0
+    judge: float = 0.0
+    method: float = 0.0
+    total: float = 0.0
+
+    @classmethod
+    def of(cls, by_purpose: Mapping[str, float]) -> Costs:
+        # The total keeps any purpose a newer engine may add, so money never goes unreported.
+        return cls(agent=by_purpose.get("agent", 0.0), judge=by_purpose.get("judge", 0.0),
+                   method=by_purpose.get("method", 0.0), total=sum(by_purpose.values(), 0.0))
+
+    def per(self, tasks: int) -> Costs | None:
+        if tasks <= 0:
+            return None
+        return Costs(self.agent / tasks, self.judge / tasks, self.method / tasks, self.total / tasks)
+
+
+@dataclass(frozen=True)
+class StreamReport:
+    model: str
+    method: str
+    complete: bool
+    avg_h: float | None
+    avg_f: float | None
+    settings: dict[str, Setting]
+    test_done: int
+    test_planned: int
+    episodes: int
+    """Finished episodes, serving included: the denominator of every per-task figure."""
+    input_tokens: int
+    output_tokens: int
+    """Of finished episodes (and of the method's own calls): what the per-task figures divide."""
+    input_tokens_per_task: float | None
+    output_tokens_per_task: float | None
+    cost_usd: Costs
+    """Everything the stream spent, unfinished attempts included."""
+    cost_per_task_usd: Costs | None
+    """The spend of finished episodes per finished episode."""
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+    avg_h_ci: Pair = None
+    avg_f_ci: Pair = None
+    repeats: RepeatSummary | None = None
+    """With `--repeats K`: Avg H / Avg F per repeat, their spread, pass^k (scores above average the repeats)."""
+    slices: dict[str, list[SliceRow]] = field(default_factory=dict)
+    """Descriptive only (`runner.evidence.slices`): by tool calls, turns, family, window, category."""
+    unfinished_input_tokens: int = 0
+    unfinished_output_tokens: int = 0
+    unfinished_cost_usd: float = 0.0
+    """Failed calls, and calls of episodes that failed or were interrupted: spent, shown apart, never
+    divided by the finished episodes."""
+    estimated_calls: int = 0
+    """Calls whose tokens are an estimate (the provider sent no usage)."""
+    end_reasons: dict[str, int] = field(default_factory=dict)
+    """Finished episodes by how they ended: finished, turn_limit, context_length (the model's own
+    limit, scored as the agent's), ..."""
+    audits: StreamAudits | None = None
+    """State audits and unsafe writes over the stream's retail and banking episodes (None: none audited)."""
+    cache: CacheFigures = field(default_factory=CacheFigures)
+    """Prompt caching over every call the stream sent: hit rate, writes, spend saved (`runner.cache_savings`)."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a run's numbers come from: enough to reproduce it or to tell two runs apart."""
+
+    config: dict[str, Any]
+    config_hash: str
+    dataset_path: str
+    dataset_fingerprint: str
+    code_version: str
+    models: dict[str, Any] = field(default_factory=dict)
+    """Each model with the prices its calls were charged (`runner.evidence.provenance`)."""
+    machine: dict[str, Any] | None = None
+    """The machine the run started on (None for runs journaled before it was recorded)."""
+    plan: dict[str, Any] | None = None
+    """The locked plan the run followed (`run --plan`): its hashes and amendments."""
+
+
+@dataclass(frozen=True)
+class Report:
+    run_id: str
+    status: str
+    stop_reason: str
+    journal: str
+    created_at: float
+    budget_usd: float | None
+    cost_usd: Costs
+    """Run-wide, including calls no unit or stream claims."""
+    streams: list[StreamReport]
+    provenance: Provenance
+    bootstrap: dict[str, Any] = field(default_factory=dict)
+    """How the intervals were drawn (draws, seed, level, what is resampled)."""
+    replicas: list[ReplicaUse] = field(default_factory=list)
+    """Calls per replica of each endpoint pool (none when no model is served by a pool)."""
+    cache: CacheFigures = field(default_factory=CacheFigures)
+    """Prompt caching over every call the run sent, probes included."""
+
+
+def scenario_domain(scenario: str) -> str:
+    return scenario.split("_")[0]
+
+
+def scenario_sort_key(scenario: str) -> tuple[int, str]:
+    """FORMAT.md's order: retail, banking, pitch, then any other domain by name."""
+    domain = scenario_domain(scenario)
+    rank = DOMAIN_ORDER.index(domain) if domain in DOMAIN_ORDER else len(DOMAIN_ORDER)
+    return rank, scenario
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default), None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)

@@ -1,0 +1,18 @@
+"""The report as sealed JSON: every field of the model, with a `sha256` over its canonical content
+(`runner.evidence.seal`), so a published number can be checked against the run it came from."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import orjson
+
+from runner.evidence.seal import seal
+from runner.report.model import Report
+
+__all__ = ["render_json"]
+
+
+def render_json(report: Report) -> str:
+    """The report sealed: a `sha256` over its canonical content (`runner.evidence.seal`)."""
+    return orjson.dumps(seal(asdict(report)), option=orjson.OPT_INDENT_2).decode()

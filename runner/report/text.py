@@ -1,0 +1,99 @@
+"""The report as text for a terminal and as Markdown: a heading (status, spend, cache, provenance), then
+the sections of `runner.report.sections`. Every renderer returns text without a final newline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runner.cache_savings import CacheFigures
+from runner.report.model import Report
+from runner.report.sections import Table, format_score, percent, report_sections
+from runner.tables import text_table
+
+__all__ = ["cache_summary", "render_markdown", "render_text"]
+
+
+def render_text(report: Report, with_slices: bool = False) -> str:
+    parts = [_heading(report), ""]
+    for title, (headers, rows), align in report_sections(report):
+        parts += [title, text_table(headers, rows, align), ""]
+    if any(s.repeats for s in report.streams):
+        parts += ["Repeats (Avg H / Avg F of each repeat; spread = largest - smallest; pass^k = share of tasks "
+                  "solved in all of their first k tries)", text_table(*_repeat_table(report), "llrllrr"), ""]
+    if with_slices:
+        parts += ["Slices (descriptive only: chosen after looking, they decide nothing)",
+                  text_table(*_slice_table(report), "llllrr"), ""]
+    return "\n".join(parts).rstrip()
+
+
+def _repeat_table(report: Report) -> Table:
+    headers = ["model", "method", "repeats", "Avg H by repeat", "Avg F by repeat", "H spread", "pass^k (k=1..K)"]
+    rows = []
+    for s in report.streams:
+        if s.repeats is None:
+            continue
+        r = s.repeats
+        rows.append([s.model, s.method, str(r.repeats), " ".join(format_score(v) for v in r.avg_h_by_repeat),
+                     " ".join(format_score(v) for v in r.avg_f_by_repeat), format_score(r.avg_h_spread),
+                     " ".join("-" if v is None else f"{v:.3f}" for v in r.pass_k.values())])
+    return headers, rows
+
+
+def _slice_table(report: Report) -> Table:
+    headers = ["model", "method", "by", "slice", "n", "score"]
+    rows = [[s.model, s.method, dimension, row.bucket, str(row.n), format_score(row.score)]
+            for s in report.streams for dimension, found in s.slices.items() for row in found]
+    return headers, rows
+
+
+def render_markdown(report: Report) -> str:
+    parts = [f"# Run {report.run_id}", "", _heading(report).replace("\n", "  \n"), ""]
+    for title, table, _ in report_sections(report):
+        parts += [f"## {title}", "", _markdown_table(*table), ""]
+    return "\n".join(parts).rstrip()
+
+
+def _heading(report: Report) -> str:
+    status = report.status + (f" ({report.stop_reason})" if report.stop_reason else "")
+    cost = report.cost_usd
+    spend = (f"spend ${cost.total:.4f} (agent ${cost.agent:.4f}, judge ${cost.judge:.4f}, "
+             f"method ${cost.method:.4f})")
+    if report.budget_usd is not None:
+        spend += f" of cap ${report.budget_usd:.2f}"
+    return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend,
+                      f"prompt cache: {cache_summary(report.cache)}", *_evidence_lines(report)])
+
+
+def cache_summary(cache: CacheFigures) -> str:
+    """One line: hit rate, tokens written, spend saved (the heading, the HTML page, the pilot)."""
+    return (f"hit rate {percent(cache.hit_rate)} ({cache.cached_input_tokens:,} of {cache.input_tokens:,} input "
+            f"tokens read from cache), {cache.cache_write_tokens:,} written, ${cache.saved_usd:.4f} saved "
+            "against uncached prices")
+
+
+def _evidence_lines(report: Report) -> list[str]:
+    """How sure the numbers are and where they come from: the bootstrap, the provenance, the plan."""
+    lines = []
+    if report.bootstrap:
+        b = report.bootstrap
+        lines.append(f"intervals: {b['level']:.0%} bootstrap, {b['unit']} resampled, {b['draws']} draws, "
+                     f"seed {b['seed']}")
+    p = report.provenance
+    lines.append(f"provenance: code {p.code_version}, dataset {p.dataset_fingerprint[:12]}, "
+                 f"config {p.config_hash[:12]}")
+    lines += [f"served: {name} as {', '.join(model['served_as'])}" for name, model in p.models.items()
+              if model.get("served_as")]
+    plan = p.plan
+    if plan:
+        lines.append(f"plan: {plan['file']} sha256 {plan['hash'][:12]}, now {plan['head'][:12]} "
+                     f"({len(plan['amendments'])} amendments)")
+        lines += [f"  amendment {a['hash'][:12]} {a['at']}: {a['reason']} "
+                  f"(sets {', '.join(f'{k}={v}' for k, v in a['sets'].items())})" for a in plan["amendments"]]
+    return lines
+
+
+def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(headers), line(["---"] * len(headers)), *(line(row) for row in rows)])
