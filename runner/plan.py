@@ -8,12 +8,12 @@ finished work by id. Pure functions: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from simulators.protocol import Scenario, Task
 
-__all__ = ["Stream", "Unit", "plan_streams", "serving_blocks", "window_tasks"]
+__all__ = ["RunPart", "Stream", "Unit", "plan_streams", "serving_blocks", "window_tasks"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,16 @@ class Stream:
 
     def windows(self) -> list[int]:
         return sorted({t.window for t in self.serving} | {t.window for t in self.test})
+
+
+@dataclass(frozen=True)
+class RunPart:
+    """The part of a sweep this process runs (a shard of `runner.shards`): its run id, its streams, and the
+    meta rows journaled with the run in the same transaction."""
+
+    run_id: str
+    stream_ids: frozenset[str]
+    meta: Mapping[str, str] = field(default_factory=dict)
 
 
 def window_tasks(tasks: Sequence[Task], window: int) -> list[Task]:

@@ -10,7 +10,7 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -39,16 +39,17 @@ from runner.models.stack import ClientStack
 from runner.models.watched import CURRENT_STREAM
 from runner.paths import check_journal_target, check_suite_target
 from runner.pilot import pilot_projection
-from runner.plan import Stream, plan_streams
+from runner.plan import RunPart, Stream, plan_streams
 from runner.pricing import Price, cost_usd
 from runner.progress import CacheCounter, RunProgress
 from runner.providers import RetryNotice
+from runner.shards.record import sweep_meta_key
 from simulators.dataset import Dataset, file_hashes, load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.suite import build_suite
 
-__all__ = ["DEFAULT_HOME", "RunOutcome", "create_run", "default_journal", "resolve_dataset", "resume_sweep",
-           "start_sweep"]
+__all__ = ["DEFAULT_HOME", "RunOutcome", "create_run", "default_journal", "plan_sweep", "resolve_dataset",
+           "resume_sweep", "start_sweep"]
 
 DEFAULT_HOME = Path(".shiftbench")
 GRACE_PERIOD_S = 60.0
@@ -111,9 +112,9 @@ def _new_run_id() -> str:
 
 
 async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "auto",
-                      say: Callable[[str], None] = print) -> RunOutcome:
+                      say: Callable[[str], None] = print, part: RunPart | None = None) -> RunOutcome:
     """Check everything that can be checked before spending anything (models, keys, prices, dataset,
-    a probe of each model), then journal the run and drive it."""
+    a probe of each model), then journal the run and drive it (only `part`'s streams, under its id)."""
     check_journal_target(journal_path)
     config = scenarios_present(config)
     tally = RetryTally()
@@ -126,15 +127,17 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         dataset = load_dataset(root, only=config.scenarios) if root is not None else None
         if dataset is not None:
             check_oracle_readable(config, dataset)
-            _plan(config, dataset)
+            plan_sweep(config, dataset)
         probes = await probe_models(models.values(), say)
         dataset = dataset or resolve_dataset(config, say)
         check_oracle_readable(config, dataset)
-        streams = _plan(config, dataset)
-        run_id = _new_run_id()
+        streams = plan_sweep(config, dataset)
+        run_id = _new_run_id() if part is None else part.run_id
+        if part is not None:
+            streams = [stream for stream in streams if stream.stream_id in part.stream_ids]
         say(f"Journal: {journal_path}  (run {run_id})")
         async with open_journal(journal_path) as journal:
-            await create_run(journal, run_id, config, dataset, streams)
+            await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
             await journal.commit(_probe_rows(run_id, probes, prices))
             return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
     finally:
@@ -142,9 +145,11 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
 
 
 async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
-                       say: Callable[[str], None] = print, budget: float | None = None) -> RunOutcome:
-    """Continue a run in place. `budget` replaces the run's cap (a run stopped by its cap resumes with a
-    higher one); everything that decides results must be as it was."""
+                       say: Callable[[str], None] = print, budget: float | None = None,
+                       meta: Mapping[str, str] | None = None) -> RunOutcome:
+    """Continue a run in place: the streams it planned (a shard's only). `budget` replaces the run's cap
+    (a run stopped by its cap resumes with a higher one); everything that decides results must be as it
+    was. `meta` rows are journaled once every check has passed."""
     check_journal_target(journal_path)
     say(f"Journal: {journal_path}  (resuming run {run_id})")
     async with open_journal(journal_path, create=False) as journal:
@@ -155,13 +160,16 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
         models = build_models(config, tally)
         try:
             prices = model_prices(config, models)
-            streams = _plan(config, dataset)
+            planned = {row.stream_id for row in await journal.read.streams_of_run(run_id)}
+            streams = [stream for stream in plan_sweep(config, dataset) if stream.stream_id in planned]
             await _check_budget_left(journal, run_id, config.budget)
             probes = await probe_models(models.values(), say)
             # Only now, with every check passed, is anything written: a refused resume changes nothing.
             batch = _probe_rows(run_id, probes, prices)
             if budget is not None:
                 batch.run_config(run_id, orjson.dumps(asdict(config)).decode(), budget)
+            for key, value in (meta or {}).items():
+                batch.set_meta(key, value)
             await journal.commit(batch)
             return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
         finally:
@@ -188,15 +196,17 @@ async def _check_budget_left(journal: Journal, run_id: str, cap: float | None) -
                                    "resume with a higher --budget")
 
 
-def _plan(config: SweepConfig, dataset: Dataset) -> list[Stream]:
+def plan_sweep(config: SweepConfig, dataset: Dataset) -> list[Stream]:
+    """Every stream of the sweep, in plan order (a shard splits this very list)."""
     scenarios = [dataset.scenarios[name] for name in config.scenarios]
     return plan_streams(config.models, config.methods, scenarios,
                         learns=lambda name: get_method_spec(name).learns, pilot=config.pilot, repeats=config.repeats)
 
 
 async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
-                     streams: list[Stream]) -> None:
-    """Journal a new run and its planned units, exactly as `start_sweep` does (bench/ and tests too)."""
+                     streams: list[Stream], meta: Mapping[str, str] | None = None) -> None:
+    """Journal a new run and its planned units (and `meta` rows, in the same transaction), exactly as
+    `start_sweep` does (bench/ and tests too)."""
     now = time.time()
     run = NewRun(run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
                  dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget,
@@ -205,7 +215,10 @@ async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset
                      unit.phase, unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category,
                      unit.task.evaluator.family, unit.repetition)
              for stream in streams for unit in stream.units())
-    await journal.commit(Batch().new_run(run, units).set_meta(machine_meta_key(run_id), machine_info()))
+    batch = Batch().new_run(run, units).set_meta(machine_meta_key(run_id), machine_info())
+    for key, value in (meta or {}).items():
+        batch.set_meta(key, value)
+    await journal.commit(batch)
 
 
 async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:
@@ -214,6 +227,9 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
         raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
     if row.status == "completed":
         raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")
+    if await journal.read.meta(sweep_meta_key(run_id)) is not None:
+        raise ShiftbenchInputError(f"run {run_id} is a merge of shard journals; run the unfinished shards' "
+                                   "commands again, then merge again")
     if _is_live(row.status) and process_alive(row.pid) and row.pid != os.getpid():
         raise ShiftbenchInputError(f"run {run_id} is still running in process {row.pid}; stop it first "
                                    "(Ctrl-C) or wait for it to end")

@@ -1,0 +1,46 @@
+"""`--shard I/N` and `--shard auto` from SLURM's and Kubernetes' environment variables."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner.shards.spec import ShardSpec, parse_shard
+from simulators.errors import ShiftbenchInputError
+
+
+def test_explicit_shards_count_from_zero() -> None:
+    assert parse_shard("2/4", {}) == ShardSpec(2, 4)
+    assert parse_shard("0/1", {}, count=1) == ShardSpec(0, 1)
+    for bad in ("4/4", "1/0", "a/4", "1-4", "-1/4"):
+        with pytest.raises(ShiftbenchInputError, match="--shard"):
+            parse_shard(bad, {})
+    with pytest.raises(ShiftbenchInputError, match="differs"):
+        parse_shard("1/4", {}, count=8)
+
+
+def test_a_slurm_array_gives_index_and_count() -> None:
+    env = {"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0"}
+    assert parse_shard("auto", env) == ShardSpec(3, 4, "SLURM_ARRAY_TASK_ID")
+    # --array=1-4 and --array=10-16:2 map onto 0..N-1
+    assert parse_shard("auto", {**env, "SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1"}).index == 3
+    stepped = {"SLURM_ARRAY_TASK_ID": "14", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_STEP": "2",
+               "SLURM_ARRAY_TASK_COUNT": "4"}
+    assert parse_shard("auto", stepped) == ShardSpec(2, 4, "SLURM_ARRAY_TASK_ID")
+    with pytest.raises(ShiftbenchInputError, match="SLURM_ARRAY_TASK_COUNT is 4"):
+        parse_shard("auto", env, count=5)
+    with pytest.raises(ShiftbenchInputError, match="whole number"):
+        parse_shard("auto", {**env, "SLURM_ARRAY_TASK_ID": "x"})
+
+
+def test_a_kubernetes_indexed_job_needs_the_count_from_the_flag_or_sweep_file() -> None:
+    env = {"JOB_COMPLETION_INDEX": "1"}
+    assert parse_shard("auto", env, count=3) == ShardSpec(1, 3, "JOB_COMPLETION_INDEX")
+    with pytest.raises(ShiftbenchInputError, match="--shards N"):
+        parse_shard("auto", env)
+    with pytest.raises(ShiftbenchInputError, match="does not exist"):
+        parse_shard("auto", {"JOB_COMPLETION_INDEX": "3"}, count=3)
+
+
+def test_auto_without_a_scheduler_says_what_to_pass() -> None:
+    with pytest.raises(ShiftbenchInputError, match="pass --shard I/N"):
+        parse_shard("auto", {"PATH": "/usr/bin"})
