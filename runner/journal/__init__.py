@@ -14,7 +14,8 @@ place in shiftbench that holds SQL (a test fails on SQL anywhere else in the sou
 Modules: `schema` (tables, SCHEMA_VERSION, opening connections; another version is refused with one
 line), `rows` (typed rows written and read, `CheckpointKey`, `Spend`), `batch` (`Batch` and its typed
 writers), `reader` (`Reader` and its named queries), `writer` (`Journal`: one writer task, group commit,
-urgent batches first, a shielded commit, a bad batch fails only its caller).
+urgent batches first, a shielded commit, a bad batch fails only its caller), `merge` (`write_merged`,
+`unit_results`: shard journals of one sweep copied into one new journal, `shiftbench journal merge`).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,

@@ -25,7 +25,7 @@ from pathlib import Path
 import orjson
 
 from runner.journal.rows import RunRow
-from runner.journal.schema import connect_writer
+from runner.journal.schema import connect_writer, read_only_uri
 
 __all__ = ["MergeSource", "UnitResult", "unit_results", "write_merged"]
 
@@ -60,13 +60,9 @@ class UnitResult:
     """sha256 of the episode's reward, record and grade details: equal digests, the same episode."""
 
 
-def _read_only_uri(path: Path) -> str:
-    return f"{path.resolve().as_uri()}?mode=ro"
-
-
 def unit_results(path: Path, run_id: str, streams: Sequence[str]) -> dict[str, UnitResult]:
     """Unit id -> what was journaled for it, over some streams of one run (overlapping sources)."""
-    connection = sqlite3.connect(_read_only_uri(path), uri=True)
+    connection = sqlite3.connect(read_only_uri(path), uri=True)
     try:
         rows = connection.execute(_UNIT_RESULTS, (run_id, orjson.dumps(list(streams)).decode())).fetchall()
     finally:
@@ -106,7 +102,7 @@ def write_merged(target: Path, run: RunRow, sources: Sequence[MergeSource], orde
 def _copy_source(connection: sqlite3.Connection, source: MergeSource, sweep_run: str,
                  position: Mapping[str, int]) -> None:
     """One source's rows of its chosen streams, in one transaction (ATTACH itself cannot be in one)."""
-    connection.execute("ATTACH DATABASE ? AS source", (_read_only_uri(source.path),))
+    connection.execute("ATTACH DATABASE ? AS source", (read_only_uri(source.path),))
     try:
         connection.execute("BEGIN")
         connection.execute(_UNCHOOSE)

@@ -17,7 +17,7 @@ import anyio
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer",
-           "refuse_foreign_database"]
+           "read_only_uri", "refuse_foreign_database"]
 
 SCHEMA_VERSION = "7"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
@@ -121,7 +121,7 @@ def _prepare(path: Path, create: bool) -> None:
         raise JournalError(f"{path}: no journal here; pass --journal PATH to the one your run printed")
 
 
-def _read_only_uri(path: Path) -> str:
+def read_only_uri(path: Path) -> str:
     # as_uri() escapes what a URI would misread in a path ('?', '#', '%', spaces).
     return f"{path.resolve().as_uri()}?mode=ro"
 
@@ -149,7 +149,7 @@ def _refuse_foreign(path: Path, connection: sqlite3.Connection) -> None:
 def refuse_foreign_database(path: Path) -> None:
     """Before any work starts: an existing SQLite file named as the journal must be a journal (or one whose
     creation was cut short). Read-only, so the check itself writes nothing."""
-    connection = sqlite3.connect(_read_only_uri(path), uri=True)
+    connection = sqlite3.connect(read_only_uri(path), uri=True)
     try:
         _refuse_foreign(path, connection)
     except sqlite3.DatabaseError as exc:
@@ -187,7 +187,7 @@ async def connect_reader(path: Path) -> aiosqlite.Connection:
     blocks it, and never sees a transaction the writer has not committed."""
     _prepare(path, create=False)
     try:
-        connection = await aiosqlite.connect(_read_only_uri(path), uri=True)
+        connection = await aiosqlite.connect(read_only_uri(path), uri=True)
     except sqlite3.DatabaseError as exc:
         raise JournalError(f"{path}: cannot be opened ({exc})") from exc
     try:
