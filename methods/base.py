@@ -63,6 +63,10 @@ class MethodSpec:
     """False for methods whose state never changes: the runner then skips their serving stream,
     as the reference runner does, since its episodes could not change a single test result."""
     sees_bulletin: bool = False
+    describe: Callable[[JSON], str] | None = None
+    """A saved state (what `state()` returned) as a person reads it, for `shiftbench state`: what the
+    method has learned and what it writes into the agent's prompt; "" when it has learned nothing yet.
+    None: the state is shown as stored."""
 
 
 class NonLearning:

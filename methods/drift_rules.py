@@ -235,6 +235,25 @@ def _rule_from(data: JSON) -> Rule:
                 int(data["created_at"]), int(data["last_confirmed"]), evidence)
 
 
+def describe_drift_rules(state: JSON) -> str:
+    """Every rule by status (active, suspect, retired), with its evidence: supporting and contradicting."""
+    rules = [_rule_from(r) for r in state.get("rules", [])]
+    lines: list[str] = []
+    for status in ("active", "suspect", "retired"):
+        mine = [r for r in rules if r.status == status]
+        if mine:
+            lines.append(f"{status} rules ({len(mine)}):")
+            lines += [_described(r) for r in mine]
+    return "\n".join(lines)
+
+
+def _described(rule: Rule) -> str:
+    supports = sum(e.verdict == "supports" for e in rule.evidence)
+    alternative = f"; else: {rule.alternative}" if rule.alternative else ""
+    return (f"- {rule.text}{alternative} (made at t={rule.created_at}, last confirmed at t={rule.last_confirmed}; "
+            f"evidence {supports} for, {len(rule.evidence) - supports} against)")
+
+
 def _build(setup: MethodSetup) -> DriftRulesMethod:
     if setup.client is None:
         raise ValueError("the drift_rules method needs a model client")
@@ -242,4 +261,5 @@ def _build(setup: MethodSetup) -> DriftRulesMethod:
 
 
 DRIFT_RULES = MethodSpec(name="drift_rules", summary="Rules with evidence logs: suspect, retire and re-activate on "
-                         "the newest evidence; one model call per episode.", uses_model=True, build=_build)
+                         "the newest evidence; one model call per episode.", uses_model=True, build=_build,
+                         describe=describe_drift_rules)

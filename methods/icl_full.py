@@ -100,9 +100,23 @@ def _block(entry: Entry) -> str:
     return f"### Episode at stream position {entry.position} ({kind})\n{entry.text}"
 
 
+def describe_icl_full(state: JSON) -> str:
+    """One line per past episode in the prompt: its position, whole or shortened, and its score line."""
+    entries = [Entry(int(e["position"]), str(e["text"]), bool(e["short"])) for e in state.get("entries", [])]
+    if not entries:
+        return ""
+    short = sum(e.short for e in entries)
+    lines = [f"{len(entries)} past episode(s) in the prompt, oldest first ({short} shortened to instruction, "
+             "actions and score):"]
+    lines += [f"- t={e.position} {'shortened' if e.short else 'whole'}: {e.text.rstrip().splitlines()[-1]}"
+              for e in entries]
+    return "\n".join(lines)
+
+
 def _build(setup: MethodSetup) -> IclFullMethod:
     return IclFullMethod()
 
 
 ICL_FULL = MethodSpec(name="icl_full", summary="Every past serving record in the prompt, oldest shortened then dropped "
-                      "past a 100k-token cap.", uses_model=False, build=_build)
+                      "past a 100k-token cap.", uses_model=False, build=_build,
+                      describe=describe_icl_full)

@@ -134,6 +134,13 @@ def _outcome(score: int) -> str:
     return "success" if score >= SUCCESS_SCORE else "failure"
 
 
+def describe_lessons(state: JSON) -> str:
+    """Every lesson kept, oldest first, as the agent would read it."""
+    lessons = [Lesson(**le) for le in state.get("lessons", [])]
+    return "\n".join([f"{len(lessons)} lesson(s) kept, oldest first:", *(le.line() for le in lessons)]) \
+        if lessons else ""
+
+
 def _build(setup: MethodSetup) -> LessonsMethod:
     if setup.client is None:
         raise ValueError("the lessons method needs a model client")
@@ -141,4 +148,5 @@ def _build(setup: MethodSetup) -> LessonsMethod:
 
 
 LESSONS = MethodSpec(name="lessons", summary="One model call per episode distils up to 3 lessons; shows relevant "
-                     "ones and recent failures.", uses_model=True, build=_build)
+                     "ones and recent failures.", uses_model=True, build=_build,
+                     describe=describe_lessons)

@@ -150,6 +150,12 @@ class PlaybookMethod:
         self._bullets = kept
 
 
+def describe_playbook(state: JSON) -> str:
+    """The playbook as the agent reads it: every bullet with its helpful / harmful counters."""
+    bullets = [Bullet(**b) for b in state.get("bullets", [])]
+    return "\n".join([HEADER, *(b.line() for b in bullets)]) if bullets else ""
+
+
 def _build(setup: MethodSetup) -> PlaybookMethod:
     if setup.client is None:
         raise ValueError("the playbook method needs a model client")
@@ -157,4 +163,5 @@ def _build(setup: MethodSetup) -> PlaybookMethod:
 
 
 PLAYBOOK = MethodSpec(name="playbook", summary="ACE-style playbook: reflector + curator calls per block, "
-                      "delta edits with helpful/harmful counters.", uses_model=True, build=_build)
+                      "delta edits with helpful/harmful counters.", uses_model=True, build=_build,
+                      describe=describe_playbook)

@@ -98,6 +98,19 @@ class RagMethod:
         return score * decay
 
 
+def describe_rag(state: JSON) -> str:
+    """The past cases a task's instruction is matched against: position, score and the request."""
+    cases = state.get("cases", [])
+    if not cases:
+        return ""
+    lines = [f"{len(cases)} past case(s) to retrieve from (the top matches of each task's instruction go in "
+             "its prompt):"]
+    for case in cases:
+        request = strip_timestamp(str(case["instruction"])).strip().splitlines()
+        lines.append(f"- t={case['position']} Score: {case['score']}/100. {request[0] if request else ''}")
+    return "\n".join(lines)
+
+
 def _build_plain(setup: MethodSetup) -> RagMethod:
     return RagMethod()
 
@@ -107,6 +120,6 @@ def _build_recency(setup: MethodSetup) -> RagMethod:
 
 
 RAG = MethodSpec(name="rag", summary="BM25 top 8 past records by instruction, with score and position (reference).",
-                 uses_model=False, build=_build_plain)
+                 uses_model=False, build=_build_plain, describe=describe_rag)
 RAG_RECENCY = MethodSpec(name="rag_recency", summary="rag with BM25 scores halved every 150 stream positions of age.",
-                         uses_model=False, build=_build_recency)
+                         uses_model=False, build=_build_recency, describe=describe_rag)

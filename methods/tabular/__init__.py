@@ -24,6 +24,7 @@ from typing import Protocol
 
 from methods.base import MethodSetup, MethodSpec
 from methods.tabular.banking import BankingAdapter
+from methods.tabular.describe import beliefs
 from methods.tabular.pitch import PitchAdapter
 from methods.tabular.retail import RetailAdapter
 from simulators.policy_block import render_policy_block
@@ -95,6 +96,24 @@ class TabularMethod:
         self.adapter.load(state.get("adapter", {}))
 
 
+NEUTRAL_TASK = TaskView(task_id="", scenario="", domain="", tier="", timestamp=0, instruction="")
+"""A task with nothing on it: the block written for it is the block every task gets (pitch marks the
+values of a task's own product sheet tentative where unsure; no sheet, no marks)."""
+
+
+def describe_tabular(state: JSON) -> str:
+    """Its beliefs (per condition, case kind or product value) and the policy block it writes."""
+    method = TabularMethod(str(state.get("domain", "")))
+    method.load(state)
+    lines = beliefs(method.adapter)
+    if not lines:
+        return ""
+    block = method.context(NEUTRAL_TASK)
+    written = ["", "Policy block it writes into the agent's prompt:", block.rstrip()] if block else [
+        "", "It writes no policy block: nothing it believes differs from the documents."]
+    return "\n".join(["Beliefs:", *(f"  {line}" for line in lines), *written])
+
+
 def _build(setup: MethodSetup) -> TabularMethod:
     return TabularMethod(setup.domain)
 
@@ -102,5 +121,5 @@ def _build(setup: MethodSetup) -> TabularMethod:
 TABULAR = MethodSpec(
     name="tabular",
     summary="Offline learner: per-feature decision tables from the Score line, written as a policy block.",
-    uses_model=False, build=_build,
+    uses_model=False, build=_build, describe=describe_tabular,
 )

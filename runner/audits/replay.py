@@ -32,8 +32,9 @@ from runner.models.registry import ModelEntry, build_models, close_models, model
 from runner.models.stack import ClientStack
 from runner.plan import Stream, plan_streams
 from runner.progress import RunProgress
+from runner.run_dataset import dataset_of_run
 from runner.sweep import code_version
-from simulators.dataset import Dataset, load_dataset
+from simulators.dataset import Dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON, Task
 from simulators.record import EpisodeRecord
@@ -134,12 +135,8 @@ async def _load(journal: Journal, path: Path, run_id: str) -> tuple[SweepConfig,
     row = await journal.read.run(run_id)
     if row is None:
         raise ShiftbenchInputError(f"{path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
-    config = config_from_json(row.config)
-    dataset = load_dataset(row.dataset_path, only=config.scenarios)
-    if dataset.fingerprint != row.dataset_fingerprint:
-        raise ShiftbenchInputError(f"{row.dataset_path}: the dataset changed since run {run_id}; an audit replays "
-                                   "the recorded tasks, restore the dataset first")
-    return config, dataset
+    return config_from_json(row.config), dataset_of_run(
+        row, "an audit replays the recorded tasks, restore the dataset first")
 
 
 async def _engine(journal: Journal, run_id: str, audit_id: str, config: SweepConfig,

@@ -12,8 +12,6 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
 from runner.journal import EpisodeFilter
 from runner.optional import load_extra
@@ -30,9 +28,10 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
               add_journal)
     state = commands.add_parser("state", help="a method's learned state (lessons, playbook, rules, policy block)")
     state.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
-    state.add_argument("--stream", required=True, help="model/method, e.g. scripted/tabular")
+    state.add_argument("--stream", help="model/method, e.g. scripted/tabular (default: every stream of the run)")
     state.add_argument("--scenario", help="the scenario (needed when the stream ran several)")
-    state.add_argument("--window", type=int, help="the state the window's test set ran against (default: latest)")
+    state.add_argument("--window", type=int, help="the state the window's test set ran against, the dataset's own "
+                                                   "window id (default: latest)")
     state.add_argument("--json", action="store_true", help="print the stored state as JSON")
     add_journal(state)
     export = commands.add_parser("export", help="write a run's episodes as JSONL or as Inspect logs")
@@ -72,6 +71,7 @@ def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.Arg
 def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
     # The views (rich among them) are imported by the commands that print them, not by every command
     from runner.views.episodes import load_transcripts, split_stream
+    from runner.views.filters import nothing_matches
     from runner.views.show import print_transcripts, transcripts_json
 
     model, method = split_stream(args.stream) if args.stream else (None, None)
@@ -82,20 +82,15 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
     if args.json:
         print(transcripts_json(transcripts))
     else:
-        print_transcripts(transcripts, total - len(transcripts))
+        print_transcripts(transcripts, total - len(transcripts), empty=nothing_matches(where))
     return 0
 
 
 def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
-    from runner.views.episodes import load_state
-    from runner.views.show import print_state
+    from runner.views.states import load_states, state_text, states_json
 
-    state = run(load_state, journal, args.run_id, args.stream, args.scenario, args.window)
-    if args.json:
-        print(orjson.dumps(state.state, option=orjson.OPT_INDENT_2).decode())
-        return 0
-    stream = state.stream
-    print_state(f"{stream.model}/{stream.method} on {stream.scenario}, state as of {state.as_of}", state.state)
+    states = run(load_states, journal, args.run_id, args.stream, args.scenario, args.window)
+    print(states_json(states) if args.json else "\n\n".join(state_text(state) for state in states))
     return 0
 
 

@@ -21,7 +21,7 @@ from runner.journal import Reader, RunRow, read_only
 from runner.pilot import full_task_count, project_cost
 from runner.plan import plan_streams
 from runner.report import build_report
-from simulators.dataset import Dataset, load_dataset
+from runner.run_dataset import dataset_of_run
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import Task
 from simulators.record import EpisodeRecord
@@ -83,7 +83,7 @@ async def verify_command(journal: Path, run_id: str, as_json: bool) -> Output:
     async with read_only(journal) as reader:
         row = await _run_row(reader, journal, run_id)
         episodes = await reader.recorded_episodes(run_id)
-    dataset = _dataset_of(row)
+    dataset = dataset_of_run(row, "restore it to verify the run")
     tasks: dict[tuple[str, str, str], Task] = {
         (name, task.split, task.task_id): task for name, scenario in dataset.scenarios.items()
              for task in (*scenario.serving, *scenario.test)}
@@ -100,16 +100,6 @@ async def verify_command(journal: Path, run_id: str, as_json: bool) -> Output:
         if not result.matches:
             mismatches.append((episode.unit_id, result))
     return _verify_output(run_id, len(episodes), mismatches, as_json), 1 if mismatches else 0
-
-
-def _dataset_of(row: RunRow) -> Dataset:
-    config = config_from_json(row.config)
-    dataset = load_dataset(row.dataset_path, only=config.scenarios)
-    if dataset.fingerprint != row.dataset_fingerprint:
-        raise ShiftbenchInputError(f"{row.dataset_path}: the dataset changed since run {row.run_id} (fingerprint "
-                                   f"{dataset.fingerprint[:12]}, the run used {row.dataset_fingerprint[:12]}); "
-                                   "restore it to verify the run")
-    return dataset
 
 
 def _verify_output(run_id: str, checked: int, mismatches: list[tuple[str, Regrade]], as_json: bool) -> str:
@@ -143,7 +133,7 @@ async def gate_command(journal: Path, run_id: str, rules_path: Path, as_json: bo
 def _projected_full_cost(row: RunRow, spent: float, episodes: int) -> float:
     """The run's spend per finished episode times the tasks of the same sweep without its pilot cut."""
     config = config_from_json(row.config)
-    dataset = _dataset_of(row)
+    dataset = dataset_of_run(row, "restore it to gate the run")
     streams = plan_streams(config.models, config.methods, [dataset.scenarios[n] for n in config.scenarios],
                            learns=lambda name: get_method_spec(name).learns, repeats=config.repeats)
     return project_cost(spent, episodes, full_task_count(streams))

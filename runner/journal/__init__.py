@@ -83,6 +83,7 @@ from runner.journal.rows import (
     StreamOfRun,
     TestOutcome,
     TestScore,
+    UnitOfRun,
     UnitProgress,
     UnitRow,
 )
@@ -129,6 +130,7 @@ __all__ = [
     "TestOutcome",
     "StreamOfRun",
     "TestScore",
+    "UnitOfRun",
     "UnitProgress",
     "UnitRow",
     "connect_sync",

@@ -39,6 +39,7 @@ __all__ = [
     "TestOutcome",
     "StreamOfRun",
     "TestScore",
+    "UnitOfRun",
     "UnitProgress",
     "UnitRow",
 ]
@@ -246,6 +247,17 @@ class StreamOfRun(NamedTuple):
     model: str
     method: str
     scenario: str
+
+
+class UnitOfRun(NamedTuple):
+    """The units a run planned for one stream, phase and window."""
+
+    model: str
+    method: str
+    scenario: str
+    phase: str
+    window: int
+    units: int
 
 
 class PlannedSetting(NamedTuple):

@@ -8,26 +8,25 @@ details and judge, and the episode's tokens, cost and latency. `--json` prints p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import orjson
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
-from rich.pretty import Pretty
 from rich.rule import Rule
 from rich.text import Text
 
 from runner.views.transcript import Transcript, json_text, transcript_data
 from simulators.record import Step
 
-__all__ = ["print_state", "print_transcripts", "render_transcript", "transcripts_json"]
+__all__ = ["print_transcripts", "render_transcript", "transcripts_json"]
 
 
 def transcripts_json(transcripts: Sequence[Transcript]) -> str:
     return orjson.dumps([transcript_data(t) for t in transcripts], option=orjson.OPT_INDENT_2).decode()
 
 
-def print_transcripts(transcripts: Sequence[Transcript], more: int, console: Console | None = None) -> None:
+def print_transcripts(transcripts: Sequence[Transcript], more: int, console: Console | None = None,
+                      empty: str = "no episode matches") -> None:
     console = console or Console()
     for transcript in transcripts:
         console.print(render_transcript(transcript))
@@ -35,12 +34,18 @@ def print_transcripts(transcripts: Sequence[Transcript], more: int, console: Con
         console.print(Text(f"... {more} more episodes match; narrow with --stream, --scenario, --window "
                            "or raise --limit", style="dim"))
     if not transcripts:
-        console.print("no episode matches")
+        console.print(empty)
 
 
 def render_transcript(t: Transcript) -> RenderableType:
-    title = f"{t.score_line}  {t.task_id}  {t.stream}  {t.scenario}  {t.phase}  window {t.window}  {t.category}"
-    parts: list[RenderableType] = [_labelled("task", t.record.task.instruction)]
+    # The title holds what tells one episode from the next in a long list, most telling first, short
+    # enough for a narrow terminal (a panel cuts its title at the border); the rest opens the body,
+    # where it wraps instead of being cut.
+    title = f"{t.score_line}  window {t.window}  {t.category}  {t.phase}"
+    parts: list[RenderableType] = [
+        Text(f"{t.stream}  {t.scenario}  window {t.window}  {t.category}  {t.phase}  task {t.task_id}", style="bold"),
+        Text(f"unit {t.unit_id}", style="dim"),
+        _labelled("task", t.record.task.instruction)]
     for number, step in enumerate(t.record.steps, start=1):
         parts += [Rule(f"turn {number}", style="dim", align="left"), *_step(step)]
     parts.append(Rule("outcome", style="dim", align="left"))
@@ -54,8 +59,7 @@ def render_transcript(t: Transcript) -> RenderableType:
                       f"({t.cached_input_tokens} cached) / {t.output_tokens} out tokens, ${t.cost_usd:.4f}, "
                       f"{t.latency_s:.1f} s", style="dim"))
     style = "green" if t.reward >= 1.0 else "red"
-    return Panel(Group(*parts), title=Text(title, style=f"bold {style}"), title_align="left",
-                 subtitle=t.unit_id, subtitle_align="right", border_style=style)
+    return Panel(Group(*parts), title=Text(title, style=f"bold {style}"), title_align="left", border_style=style)
 
 
 def _step(step: Step) -> list[RenderableType]:
@@ -74,11 +78,3 @@ def _labelled(label: str, text: str, style: str = "") -> Text:
     line = Text(f"{label}: ", style="bold")
     line.append(text, style=style)
     return line
-
-
-def print_state(heading: str, state: Any, console: Console | None = None) -> None:
-    """A method's state as stored: rich's pretty printer keeps long text (a policy block, lessons)
-    readable and nests rules and counters."""
-    console = console or Console()
-    console.print(Text(heading, style="bold"))
-    console.print(Pretty(state, expand_all=True, max_string=None))

@@ -80,3 +80,21 @@ def test_a_fresh_state_round_trips(name: str) -> None:
     method, restored = build(spec), build(spec)
     restored.load(orjson.loads(orjson.dumps(method.state())))
     assert restored.context(view(1, "x")) == method.context(view(1, "x"))
+
+
+@pytest.mark.parametrize("name", [*LEARNERS, "tabular"])
+async def test_describe_reads_a_learned_state_back_and_says_nothing_of_an_empty_one(name: str) -> None:
+    spec = METHOD_REGISTRY[name]
+    assert spec.describe is not None, f"{name} learns, so `shiftbench state` needs its describe"
+    method = build(spec)
+    assert spec.describe(method.state()) == ""
+    await teach(method, range(1, 8))
+    text = spec.describe(method.state())
+    if name == "tabular":  # these records carry no tool calls to learn a rule from
+        return
+    assert ("[b1]" if name == "playbook" else "t=7") in text, text  # the playbook's bullets carry no position
+    assert text.count("\n") < len(orjson.dumps(method.state(), option=orjson.OPT_INDENT_2).splitlines())
+
+
+def test_methods_that_learn_nothing_have_nothing_to_describe() -> None:
+    assert all(spec.learns or spec.describe is None for spec in METHOD_REGISTRY.values())

@@ -7,7 +7,10 @@ import argparse
 import csv
 import io
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -59,8 +62,8 @@ def test_show_one_unit_and_a_window(swept: tuple[Path, str], capsys: pytest.Capt
     assert main(["show", run_id, "--unit", str(unit_id), "--json", "--journal", str(journal)]) == 0
     (only,) = json.loads(capsys.readouterr().out)
     assert only["unit_id"] == unit_id and only["window"] == window and only["phase"] == "test"
-    assert main(["show", run_id, "--window", "999", "--journal", str(journal)]) == 0
-    assert "no episode matches" in capsys.readouterr().out
+    assert main(["show", run_id, "--window", "999", "--journal", str(journal)]) == 2
+    assert "--window 999: no such window in run" in capsys.readouterr().err
 
 
 def test_state_as_of_a_window_is_the_checkpoint_its_test_set_ran_against(
@@ -82,6 +85,9 @@ def test_state_as_of_a_window_is_the_checkpoint_its_test_set_ran_against(
 
 @pytest.mark.parametrize(("argv", "expected"), [
     (["--stream", "scripted/tabular"], "name one with --scenario; stream scripted/tabular of run"),
+    (["--stream", "scripted/tabular", "--scenario", "banking_l1"],
+     "--scenario banking_l1: stream scripted/tabular of run"),
+    (["--scenario", "retail_l1", "--window", "6"], "--window 6: retail_l1 of run"),
     (["--stream", "scripted/lessons", "--scenario", "retail_l1"], "has no such stream; its streams: scripted/blind"),
     (["--stream", "tabular"], "--stream 'tabular': name a stream as model/method"),
 ])
@@ -90,6 +96,67 @@ def test_state_names_what_is_missing(swept: tuple[Path, str], argv: list[str], e
     journal, run_id = swept
     assert main(["state", run_id, *argv, "--journal", str(journal)]) == 2
     assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--stream", "scripted/oracle"], "--stream scripted/oracle: run {run} has no such stream; its streams: "
+                                      "scripted/blind, scripted/tabular"),
+    (["--scenario", "retail_l2"], "--scenario retail_l2: run {run} ran no such scenario; it ran retail_l1, pitch_l1"),
+    (["--stream", "scripted/blind", "--scenario", "pitch_l1", "--window", "4"],
+     "--window 4: no such window in run {run} for stream scripted/blind, scenario pitch_l1; its windows: 0, 1, 2, 3"),
+    (["--unit", "scripted|blind|retail_l1|test|nope"], "--unit scripted|blind|retail_l1|test|nope: run {run} has no "
+                                                       "such unit"),
+    (["--stream", "scripted/blind", "--phase", "serving"], "--phase serving: run {run} planned no serving episodes "
+                                                           "for stream scripted/blind"),
+])
+def test_show_refuses_a_name_the_run_does_not_have_and_names_what_it_has(
+        swept: tuple[Path, str], argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    for shown in ([], ["--json"], ["--failed"]):
+        assert main(["show", run_id, *argv, *shown, "--journal", str(journal)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and expected.format(run=run_id) in err
+
+
+def test_show_says_why_nothing_matches_when_every_name_exists(swept: tuple[Path, str],
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    perfect = _journal_rows(journal, "SELECT u.scenario, u.window FROM units u JOIN episodes e USING (run_id, unit_id) "
+                                     "WHERE u.method = 'blind' GROUP BY u.scenario, u.window HAVING min(e.reward) = 1")
+    assert perfect, "a window where blind failed nothing"
+    scenario, window = perfect[0]
+    assert main(["show", run_id, "--stream", "scripted/blind", "--scenario", str(scenario), "--window", str(window),
+                 "--failed", "--journal", str(journal)]) == 0
+    assert "no episode matches: every finished episode that matches scored in full" in capsys.readouterr().out
+
+
+def test_show_keeps_window_and_category_on_a_narrow_terminal(swept: tuple[Path, str]) -> None:
+    journal, run_id = swept
+    (unit_id, window, category), *_ = _journal_rows(
+        journal, "SELECT u.unit_id, u.window, u.category FROM units u JOIN episodes e USING (run_id, unit_id) "
+                 "WHERE u.phase = 'test' AND u.scenario = 'retail_l1' ORDER BY u.rowid")
+    shown = subprocess.run([sys.executable, "-m", "runner.cli", "show", run_id, "--unit", str(unit_id), "--journal",
+                            str(journal)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "COLUMNS": "60"}).stdout
+    title = shown.splitlines()[0]
+    assert len(title) == 60 and f"window {window}" in title and category in title, title
+    assert "retail_l1" in shown and str(unit_id) in shown.replace("│", "").replace("\n", "").replace(" ", "")
+
+
+def test_state_prints_what_the_method_learned_as_a_person_reads_it(swept: tuple[Path, str],
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    assert main(["state", run_id, "--scenario", "retail_l1", "--window", "3", "--journal", str(journal)]) == 0
+    text = capsys.readouterr().out
+    blind, tabular = text.split("\n\n", 1)
+    assert blind.startswith("scripted/blind on retail_l1") and "blind learns nothing" in blind
+    assert tabular.startswith("scripted/tabular on retail_l1, state as of end of window 3\nBeliefs:")
+    assert "Policy block it writes into the agent's prompt:" in tabular and "```shiftbench-policy" in tabular
+    assert "DIFFERS from the documents" in tabular
+    assert main(["state", run_id, "--stream", "scripted/tabular", "--scenario", "retail_l1", "--window", "3", "--json",
+                 "--journal", str(journal)]) == 0
+    raw = capsys.readouterr().out
+    assert json.loads(raw)["domain"] == "retail" and len(tabular.splitlines()) < len(raw.splitlines()) / 3
 
 
 def test_export_jsonl_has_one_line_per_episode(swept: tuple[Path, str], tmp_path: Path) -> None:

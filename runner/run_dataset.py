@@ -1,0 +1,23 @@
+"""The dataset a journaled run ran on, loaded again for a command that reads the run (verify, gate,
+audits, `state`'s oracle bulletins) and refused with one line when it changed since: a re-grade, a
+replay or a bulletin from other data would describe a run that never happened."""
+
+from __future__ import annotations
+
+from runner.config import config_from_json
+from runner.journal import RunRow
+from simulators.dataset import Dataset, load_dataset
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["dataset_of_run"]
+
+
+def dataset_of_run(row: RunRow, then: str) -> Dataset:
+    """The scenarios the run's config names, from the path it recorded; `then` finishes the refusal's
+    sentence ("restore it to verify the run")."""
+    dataset = load_dataset(row.dataset_path, only=config_from_json(row.config).scenarios)
+    if dataset.fingerprint != row.dataset_fingerprint:
+        raise ShiftbenchInputError(f"{row.dataset_path}: the dataset changed since run {row.run_id} (fingerprint "
+                                   f"{dataset.fingerprint[:12]}, the run used {row.dataset_fingerprint[:12]}); "
+                                   f"{then}")
+    return dataset
