@@ -111,9 +111,13 @@ def _spec(method: str) -> MethodSpec | None:
 
 
 def _with_bulletin(run: RunRow, state: MethodState, windows: Sequence[int]) -> MethodState:
+    """A method that learns nothing has no checkpoint to be "as of": it is as of the window asked."""
     spec = _spec(state.stream.method)
-    if spec is None or not spec.sees_bulletin:
+    if spec is None or spec.learns:
         return state
+    if not spec.sees_bulletin:
+        as_of = "latest" if state.window is None else f"window {state.window}"
+        return MethodState(state.stream, as_of, state.state, state.window)
     dataset = dataset_of_run(run, "restore it to read the oracle's bulletins")
     window = state.window if state.window is not None else windows[-1]
     bulletins = {w.window: w.oracle_bulletin for w in dataset.scenarios[state.stream.scenario].environment.windows}
