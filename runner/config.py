@@ -87,6 +87,9 @@ class SweepConfig:
     plan: Mapping[str, Any] = field(default_factory=dict)
     """The locked plan a run follows (`run --plan`): its hashes and amendments, shown by every report.
     Set by `runner.evidence.plan_commands` only, never read from a sweep file."""
+    shards: int = 0
+    """How many shards the sweep is split into, for `run --shard auto` where the scheduler does not say
+    it (a Kubernetes Indexed Job); 0: not given. A shard journals its count here. Not hashed."""
     labels: tuple[str, ...] = ()
     """Free text that says what the run is for (`run --label`), shown by `shiftbench runs`; not hashed."""
 
@@ -148,7 +151,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "seed": (0, 2**32 - 1), "block_size": (1, 100_000), "concurrency": (1, 100_000),
     "model_concurrency": (1, 100_000), "max_episode_attempts": (1, 100), "max_request_attempts": (1, 100),
     "breaker_failures": (1, 10_000), "max_tokens": (1, 10_000_000), "pilot": (0, 10_000_000),
-    "repeats": (1, 1_000), "max_turns": (1, 10_000),
+    "repeats": (1, 1_000), "max_turns": (1, 10_000), "shards": (0, 100_000),
 }
 """Integer fields and their allowed range (pilot 0 means off)."""
 

@@ -8,13 +8,15 @@ run starts fast.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from methods.registry import METHOD_REGISTRY
-from runner.cli.parsing import Command, add_journal, journal_path, names, run_async, within
+from runner.cli.parsing import Command, add_journal, journal_path, names, positive, run_async, within
 from runner.config import SweepConfig, load_config_file
+from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
 __all__ = ["EXIT_BY_STATUS", "SWEEP_COMMANDS", "add_result_flags", "add_sweep_parsers", "flag_overrides",
@@ -29,7 +31,7 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
                   "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels",
                   "repeats": "repeats", "max_tokens": "max_tokens", "max_turns": "max_turns",
-                  "temperature": "temperature", "call_timeout": "call_timeout"}
+                  "temperature": "temperature", "call_timeout": "call_timeout", "shards": "shards"}
 
 
 def add_sweep_parsers(commands: Any) -> None:
@@ -58,6 +60,15 @@ def _add_run(run: argparse.ArgumentParser) -> None:
                      help="what this run is for, shown by `shiftbench runs` (repeatable)")
     run.add_argument("--display", choices=DISPLAYS, default="auto", help=DISPLAY_HELP)
     add_journal(run)
+    shard = run.add_argument_group("shards (one part of a sweep per process; `journal merge` joins them)")
+    shard.add_argument("--shard", metavar="I/N|auto",
+                       help="run shard I (from 0) of N; auto: from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT or "
+                            "JOB_COMPLETION_INDEX. The same command again continues the shard. Default journal: "
+                            ".shiftbench/journal-shard-I-of-N.sqlite; '{shard}' in --journal becomes I")
+    shard.add_argument("--shards", type=positive, help="the shard count for --shard auto where the scheduler does "
+                                                        "not give it (a Kubernetes Indexed Job's completions)")
+    shard.add_argument("--sweep", metavar="NAME", help="name the sweep (default: derived from its config, dataset "
+                                                       "and shard count)")
 
 
 def add_result_flags(run: argparse.ArgumentParser) -> None:
@@ -111,8 +122,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from runner.sweep import start_sweep
 
     config = sweep_config(args)
+    if args.shard is not None:
+        return _run_shard(args, config)
+    if args.sweep is not None or args.shards is not None:
+        raise ShiftbenchInputError(f"{'--sweep' if args.sweep is not None else '--shards'}: only with --shard; "
+                                   "pass --shard I/N or --shard auto")
     journal = journal_path(args, config)
     outcome = run_async(start_sweep, config, journal, args.display)
+    _print_report(journal, outcome.run_id)
+    return EXIT_BY_STATUS.get(outcome.status, 1)
+
+
+def _run_shard(args: argparse.Namespace, config: SweepConfig) -> int:
+    from runner.shards.spec import parse_shard
+    from runner.shards.start import start_shard
+    from runner.sweep import DEFAULT_HOME
+
+    spec = parse_shard(args.shard, os.environ, config.shards)
+    if args.journal is None and not config.journal:
+        journal = (DEFAULT_HOME / f"journal-shard-{spec.index}-of-{spec.count}.sqlite").resolve()
+    else:
+        journal = Path(str(journal_path(args, config)).replace("{shard}", str(spec.index)))
+    outcome = run_async(start_shard, config, spec, journal, args.display, print, args.sweep or "")
     _print_report(journal, outcome.run_id)
     return EXIT_BY_STATUS.get(outcome.status, 1)
 

@@ -1,8 +1,9 @@
 """The researcher's workbench commands: read a run the morning after, share it, keep the journal tidy.
 
 `show` (transcripts), `state` (a method's learned state as of a window), `export` (JSONL or Inspect
-logs), `runs rm`, `journal vacuum`. Each only reads the journal, except the two housekeeping commands,
-which refuse to touch a run that is being written. `runner.cli.main` wires them in next to the run commands.
+logs), `runs rm`, `journal vacuum`, `journal merge` (shard journals into a new one). Each only reads the
+journal, except the two housekeeping commands, which refuse to touch a run that is being written (merge
+writes only its new journal). `runner.cli.main` wires them in next to the run commands.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
     journal = commands.add_parser("journal", help="journal maintenance")
     actions = journal.add_subparsers(dest="journal_command", required=True)
     add_journal(actions.add_parser("vacuum", help="give the space of removed runs back to the disk"))
+    merge = actions.add_parser("merge", help="join the shard journals of one sweep into one new journal")
+    merge.add_argument("out", type=Path, metavar="OUT", help="the merged journal to write (must not exist)")
+    merge.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="the shards' journals")
+    merge.add_argument("--allow-partial", action="store_true",
+                       help="merge what exists when shards are missing or unfinished; the run says which")
+    merge.set_defaults(journal=None)
 
 
 def add_runs_rm(runs: argparse.ArgumentParser) -> None:
@@ -125,6 +132,11 @@ def cmd_runs_rm(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_journal(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    if args.journal_command == "merge":
+        from runner.shards.merge import merge_shards
+
+        run(merge_shards, args.out, args.paths, args.allow_partial)
+        return 0
     done = run(vacuum_journal, journal)
     print(f"Vacuumed {journal}: {_mb(done.before_bytes)} -> {_mb(done.after_bytes)}")
     return 0

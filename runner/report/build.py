@@ -58,7 +58,9 @@ from runner.report.model import (
     scenario_domain,
     scenario_sort_key,
 )
+from runner.report.scores import task_rewards_digest
 from runner.runs import ReplicaUse
+from runner.shards.record import SweepRecord, sweep_meta_key
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["build_report"]
@@ -117,6 +119,8 @@ class _Rows:
     replicas: list[ReplicaCalls] = field(default_factory=list)
     served: list[tuple[str, str]] = field(default_factory=list)
     """(model, the version its provider said served it), each pair once."""
+    sweep: str | None = None
+    """The sweep record of a merged journal's run (JSON), None for any other run."""
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
@@ -138,7 +142,8 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
                  audits=audit_rates(await reader.episode_audits(run_id)),
                  replicas=await reader.replica_calls(run_id), cache=await reader.cache_usage(run_id),
                  served=[pair for key, _ in await reader.meta_prefixed(served_models_prefix(run_id))
-                         if (pair := served_model_from_key(run_id, key)) is not None])
+                         if (pair := served_model_from_key(run_id, key)) is not None],
+                 sweep=await reader.meta(sweep_meta_key(run_id)))
 
 
 def _assemble(rows: _Rows, journal: str) -> Report:
@@ -165,7 +170,8 @@ def _assemble(rows: _Rows, journal: str) -> Report:
                   cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine, rows.served),
                   bootstrap=asdict(DEFAULT_SPEC),
                   replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas],
-                  cache=cache_total(rows.cache, prices))
+                  cache=cache_total(rows.cache, prices), task_rewards_sha256=task_rewards_digest(rows.outcomes),
+                  sweep=None if rows.sweep is None else SweepRecord.from_json(rows.sweep))
 
 
 def _provenance(run: RunRow, machine: str | None, served: list[tuple[str, str]]) -> Provenance:

@@ -16,6 +16,7 @@ from runner.cache_savings import CacheFigures
 from runner.evidence.repeats import RepeatSummary
 from runner.evidence.slices import SliceRow
 from runner.runs import ReplicaUse
+from runner.shards.record import SweepRecord
 
 __all__ = ["DOMAIN_ORDER", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair", "Provenance", "Report", "Setting",
            "StreamKey", "StreamReport", "WindowScore", "percentile", "scenario_domain", "scenario_sort_key"]
@@ -153,6 +154,10 @@ class Report:
     """Calls per replica of each endpoint pool (none when no model is served by a pool)."""
     cache: CacheFigures = field(default_factory=CacheFigures)
     """Prompt caching over every call the run sent, probes included."""
+    task_rewards_sha256: str = ""
+    """A digest of every finished test episode's reward (`runner.report.scores`): the scores seal covers it."""
+    sweep: SweepRecord | None = None
+    """For a journal merged from shards: the shards merged (caps, spend, status) and any missing."""
 
 
 def scenario_domain(scenario: str) -> str:

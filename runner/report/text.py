@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 from runner.cache_savings import CacheFigures
 from runner.report.model import Report
+from runner.report.scores import scores_seal
 from runner.report.sections import Table, format_score, percent, report_sections
 from runner.tables import text_table
 
-__all__ = ["cache_summary", "render_markdown", "render_text"]
+__all__ = ["cache_summary", "render_markdown", "render_text", "sweep_lines"]
 
 
 def render_text(report: Report, with_slices: bool = False) -> str:
@@ -60,8 +61,24 @@ def _heading(report: Report) -> str:
              f"method ${cost.method:.4f})")
     if report.budget_usd is not None:
         spend += f" of cap ${report.budget_usd:.2f}"
-    return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend,
+    return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend, *sweep_lines(report),
                       f"prompt cache: {cache_summary(report.cache)}", *_evidence_lines(report)])
+
+
+def sweep_lines(report: Report) -> list[str]:
+    """A merged journal's run: its shards, the sweep's total spend against its cap, what is missing."""
+    sweep = report.sweep
+    if sweep is None:
+        return []
+    cap = "no cap" if sweep.budget_usd is None else f"of the sweep's cap ${sweep.budget_usd:.2f}"
+    lines = [f"sweep {sweep.sweep_id}: merged {len(sweep.shards)} of {sweep.count} shards, "
+             f"${sweep.spent_usd:.4f} spent in all {cap}"]
+    lines += [f"  shard {s.index}/{sweep.count}: {s.status}, {s.units_done}/{s.units_planned} units, "
+              f"${s.spent_usd:.4f}" + ("" if s.cap_usd is None else f" of its cap ${s.cap_usd:.4f}")
+              for s in sweep.shards]
+    lines += [f"  shard {m.index}/{sweep.count}: MISSING ({len(m.streams)} streams: {', '.join(m.streams[:3])}"
+              + (" ..." if len(m.streams) > 3 else "") + ")" for m in sweep.missing]
+    return lines
 
 
 def cache_summary(cache: CacheFigures) -> str:
@@ -81,6 +98,8 @@ def _evidence_lines(report: Report) -> list[str]:
     p = report.provenance
     lines.append(f"provenance: code {p.code_version}, dataset {p.dataset_fingerprint[:12]}, "
                  f"config {p.config_hash[:12]}")
+    lines.append(f"scores sealed: sha256 {scores_seal(report)['sha256'][:16]} (the same for the same results in "
+                 "any run; `--json` has it whole)")
     lines += [f"served: {name} as {', '.join(model['served_as'])}" for name, model in p.models.items()
               if model.get("served_as")]
     plan = p.plan

@@ -77,7 +77,7 @@ async def plan_shard(config: SweepConfig, dataset: Dataset, streams: list[Stream
 async def start_shard(config: SweepConfig, spec: ShardSpec, journal_path: Path, display: str = "auto",
                       say: Callable[[str], None] = print, sweep_name: str = "") -> RunOutcome:
     check_journal_target(journal_path)
-    config = scenarios_present(config)
+    config = replace(scenarios_present(config), shards=spec.count)
     dataset = resolve_dataset(config, say)
     check_oracle_readable(config, dataset)
     plan = await plan_shard(config, dataset, plan_sweep(config, dataset), spec, sweep_name)

@@ -14,6 +14,8 @@ from html import escape
 
 from runner.cache_savings import CacheFigures
 from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
+from runner.report.scores import scores_seal
+from runner.report.text import sweep_lines
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
 from runner.views.html_page import facts, figure, page, score, section, table
 from runner.views.transcript import FailedSetting, SettingKey, Transcript, json_text
@@ -177,5 +179,7 @@ def _provenance(report: Report) -> str:
     items = [("journal", report.journal), ("code version", p.code_version), ("config hash", p.config_hash),
              ("dataset", p.dataset_path), ("dataset fingerprint", p.dataset_fingerprint),
              *((f"{name} served as", ", ".join(model["served_as"])) for name, model in p.models.items()
-               if model.get("served_as"))]
+               if model.get("served_as")),
+             ("scores sealed (sha256)", scores_seal(report)["sha256"]),
+             *((("merged sweep", "; ".join(line.strip() for line in sweep_lines(report))),) if report.sweep is not None else ())]
     return f"{facts(items)}<p><b>config</b></p><pre>{escape(json_text(p.config))}</pre>"

@@ -19,7 +19,7 @@ import pytest
 
 from runner.config import SweepConfig
 from runner.evidence.commands import verify_command
-from runner.report import build_report
+from runner.report import build_report, render_json, render_text
 from runner.shards.merge import merge_shards
 from runner.shards.record import SweepRecord, sweep_meta_key
 from runner.shards.spec import ShardSpec
@@ -48,11 +48,12 @@ async def run_shards(config: SweepConfig, folder: Path, count: int = 4, name: st
 
 def comparable(report: Any) -> dict[str, Any]:
     data = asdict(report)
-    for key in ("run_id", "journal", "created_at"):
+    for key in ("run_id", "journal", "created_at", "sweep"):
         data.pop(key)
     for stream in data["streams"]:
         for key in WALL_CLOCK:
             stream.pop(key)
+    data["provenance"]["config"].pop("shards")  # 4 for the merge: how it ran, not what it found
     return data
 
 
@@ -93,8 +94,13 @@ async def test_merged_shards_read_as_a_one_process_run(built_suite: Path, tmp_pa
     assert rewards(merged, sweep) == rewards(tmp_path / "one.sqlite", one.run_id)
     assert unit_order(merged, sweep) == unit_order(tmp_path / "one.sqlite", one.run_id)
     merged_report = await build_report(merged, sweep)
-    assert merged_report.status == "completed"
-    assert comparable(merged_report) == comparable(await build_report(tmp_path / "one.sqlite", one.run_id))
+    one_report = await build_report(tmp_path / "one.sqlite", one.run_id)
+    assert merged_report.status == "completed" and merged_report.provenance.config["shards"] == 4
+    assert comparable(merged_report) == comparable(one_report)
+    sealed = orjson.loads(render_json(merged_report))
+    assert sealed["scores_seal"] == orjson.loads(render_json(one_report))["scores_seal"]
+    assert sealed["sha256"] != orjson.loads(render_json(one_report))["sha256"]  # run id, journal, times differ
+    assert "merged 4 of 4 shards" in render_text(merged_report)
     text, code = await verify_command(merged, sweep, as_json=False)
     assert code == 0 and "all" in text
     with sqlite3.connect(merged) as db:
