@@ -181,5 +181,5 @@ def _provenance(report: Report) -> str:
              *((f"{name} served as", ", ".join(model["served_as"])) for name, model in p.models.items()
                if model.get("served_as")),
              ("scores sealed (sha256)", scores_seal(report)["sha256"]),
-             *((("merged sweep", "; ".join(line.strip() for line in sweep_lines(report))),) if report.sweep is not None else ())]
+             *(("merged sweep", line.strip()) for line in sweep_lines(report))]
     return f"{facts(items)}<p><b>config</b></p><pre>{escape(json_text(p.config))}</pre>"
