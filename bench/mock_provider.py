@@ -13,6 +13,12 @@ from a script (FIFO) or, when the script is empty, from a responder function:
 Prefix caching: `serve_mock(cache=PrefixCache())` bills each prompt as the provider's cache would
 (Anthropic breakpoints and minimum length, OpenAI's automatic prefixes; see bench/mock_cache.py).
 
+A local server's own pages: `mock.info` maps a path to the JSON a GET of it answers (404 otherwise;
+GETs are kept in `mock.gets`, not in `requests`), e.g. `llama_cpp_info(slots=1)`'s `/props` and
+`/slots` as llama.cpp's server sends them, or `vllm_info(...)`'s `/v1/models`. `mock.slots = n` works
+on n requests at a time, as llama.cpp's `-np n` does: the others wait, and like llama.cpp the mock
+sends them nothing, not even headers, until a slot takes them.
+
 A whole server dies with `mock.kill()` (or by itself once it has answered `mock.die_after` requests):
 its port refuses connections and its open connections drop, as a crashed replica's would.
 
@@ -56,9 +62,11 @@ __all__ = [
     "Recorded",
     "Reply",
     "Responder",
+    "llama_cpp_info",
     "minimal_value",
     "serve_mock",
     "tool_loop",
+    "vllm_info",
 ]
 
 JSON = Any
@@ -200,6 +208,15 @@ class MockProvider:
         """When set: the server dies (`kill`) as soon as it has answered this many requests."""
         self.killed_at: float | None = None
         """`time.time()` when it died."""
+        self.info: dict[str, JSON] = {}
+        """GET path -> the JSON it answers (a local server's /props, /slots, /v1/models)."""
+        self.gets: list[str] = []
+        self.slots: int | None = None
+        """Requests worked on at once (None: all); the others wait, sent nothing, as at llama.cpp."""
+        self.most_at_once = 0
+        """The most requests worked on at once so far."""
+        self._working = 0
+        self._slot_free: anyio.Condition | None = None
         self._serving = anyio.CancelScope()
         self._dead: anyio.Event | None = None
         self._script: deque[Response] = deque()
@@ -265,8 +282,35 @@ class MockProvider:
         except orjson.JSONDecodeError:
             await stream.send(_http(400, {"error": {"message": "body is not JSON"}}, {}))
             return True
+        if method == "GET":
+            self.gets.append(path)
+            page = self.info.get(path)
+            await stream.send(_http(200, page, {}) if page is not None else
+                              _http(404, {"error": {"message": f"no page {path}", "code": 404}}, {}))
+            return True
         request = Recorded(method, path, headers, body, raw, time.monotonic())
         self.requests.append(request)
+        async with self._slot():
+            return await self._answer(stream, request, headers)
+
+    @asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        if self._slot_free is None:
+            self._slot_free = anyio.Condition()
+        async with self._slot_free:
+            while self.slots is not None and self._working >= self.slots:
+                await self._slot_free.wait()
+            self._working += 1
+            self.most_at_once = max(self.most_at_once, self._working)
+        try:
+            yield
+        finally:
+            self._working -= 1
+            with anyio.CancelScope(shield=True):
+                async with self._slot_free:
+                    self._slot_free.notify()
+
+    async def _answer(self, stream: anyio.abc.ByteStream, request: Recorded, headers: Mapping[str, str]) -> bool:
         response = self.decide(request)
         await anyio.sleep(response.delay_s)
         if isinstance(response, Failure):
@@ -313,6 +357,27 @@ async def serve_mock(responder: Responder | None = None,
             yield mock
         finally:
             group.cancel_scope.cancel()
+
+
+def llama_cpp_info(slots: int = 1, n_ctx: int = 8192, alias: str = "smol") -> dict[str, JSON]:
+    """llama.cpp's /props and /slots as its server sends them (the fields shiftbench reads, and their
+    neighbours, from llama.cpp served by xllamacpp 2026.10 with `-c 8192 -np 1`; bench/README.md)."""
+    props = {"default_generation_settings": {"params": {"temperature": 0.8, "top_k": 40, "max_tokens": -1,
+                                                        "n_predict": -1, "stream": False},
+                                             "n_ctx": n_ctx},
+             "total_slots": slots, "model_alias": alias, "model_ftype": "Q4_1",
+             "modalities": {"vision": False, "video": False, "audio": False},
+             "endpoint_slots": True, "endpoint_props": False, "endpoint_metrics": False,
+             "chat_template": "{{ messages }}", "build_info": "b0-unknown"}
+    per_slot = [{"id": i, "n_ctx": n_ctx, "speculative": False, "is_processing": False} for i in range(slots)]
+    return {"/props": props, "/slots": per_slot}
+
+
+def vllm_info(model: str = "Qwen/Qwen3-32B", max_model_len: int = 32_768) -> dict[str, JSON]:
+    """vLLM's /v1/models: the context (`max_model_len`) is there; its --max-num-seqs is published nowhere."""
+    return {"/v1/models": {"object": "list", "data": [
+        {"id": model, "object": "model", "created": 0, "owned_by": "vllm", "root": model, "parent": None,
+         "max_model_len": max_model_len, "permission": []}]}}
 
 
 def tool_loop(calls_before_finish: int = 2, tool: str | None = None, finish: str = "finish",

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from methods.registry import METHOD_REGISTRY
+from runner.models.endpoint_keys import check_endpoint_keys
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
@@ -233,6 +234,9 @@ def load_config_file(path: Path) -> SweepConfig:
     for key in _TABLE_KEYS & raw.keys():
         table.setdefault(key, raw[key])
     table.pop("sweep", None)
+    endpoints = table.get("endpoints")
+    for name, endpoint in (endpoints.items() if isinstance(endpoints, Mapping) else ()):
+        check_endpoint_keys(f"{path} [endpoints.{name}]", endpoint)
     config = SweepConfig()
     for key, value in table.items():
         config = replace(config, **{key: _coerce(path, key, value)})

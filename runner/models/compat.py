@@ -17,8 +17,12 @@ client a run uses (short retry policy, `purpose` agent so agent-scoped `extra_bo
     6  a long prompt (~N tokens by the 4-bytes rule): accepted, or the context limit from its error
     7  a plain request carrying `prompt_cache_key` (OpenAI's cache-routing field): accepted or refused,
        so a sweep file turns it on only where the server takes it (a strict server refuses unknown fields)
+    8  what the server publishes about itself (`runner.providers.server_info`): its parallel slots
+       (llama.cpp's /props or /slots), so `max_concurrency` matches them, and its context
 
-Each check is one `Finding`; `sweep_settings` turns them into the TOML to paste.
+Each check is one `Finding`; every request the server answered with a 5xx is listed by its mode (a
+server error in one mode is easy to miss behind a retry in another); `sweep_settings` turns the
+findings into the TOML to paste.
 """
 
 from __future__ import annotations
@@ -70,7 +74,11 @@ class Compatibility:
     def needs_tool_choice_auto(self) -> bool:
         return self.tool_choice == "auto"
     context_tokens: int | None = None
-    """The server's context limit, when its overflow error names it."""
+    """The server's context limit, when its overflow error names it (or the server publishes it)."""
+    slots: int | None = None
+    """The server's parallel slots, when it publishes them."""
+    server_errors: dict[str, str] = field(default_factory=dict)
+    """Request mode -> the server's 5xx answer to it (status and message)."""
 
     def supports(self, capability: str) -> bool | None:
         finding = self.findings.get(capability)
@@ -78,47 +86,71 @@ class Compatibility:
 
 
 CAPABILITIES = ("tool calls, not streamed", "tool calls, streamed", "usage when streamed",
-                "tool results visible", "content: null accepted", "context length", "prompt_cache_key accepted")
+                "tool results visible", "content: null accepted", "context length", "prompt_cache_key accepted",
+                "parallel slots")
+_SERVER_ERROR = re.compile(r"(?:HTTP |error in stream \()5\d\d")
 
 
 async def check_compatibility(client: OpenAICompatClient, context_probe_tokens: int = CONTEXT_PROBE_TOKENS
                               ) -> Compatibility:
     found = Compatibility(client.name)
     plain = client.variant(stream=False)
-    calls = await _tool_call(plain)
+    calls = await _tool_call(found, "tool call, not streamed", plain)
     for choice in ("auto", "required"):
         if calls.supported:
             break
-        retried = await _tool_call(plain.variant(extra_body={"tool_choice": choice}))
+        retried = await _tool_call(found, f'tool call, not streamed, tool_choice "{choice}"',
+                                   plain.variant(extra_body={"tool_choice": choice}))
         if retried.supported:
             found.tool_choice = choice
             calls = Finding(True, f"only with tool_choice \"{choice}\": {retried.detail}")
     found.findings["tool calls, not streamed"] = calls
     tool_client = plain.variant(extra_body={"tool_choice": found.tool_choice}) if found.tool_choice else plain
-    found.findings["tool calls, streamed"] = await _tool_call(tool_client.variant(stream=True))
-    found.findings["usage when streamed"] = await _streamed_usage(client.variant(stream=True))
-    found.findings["tool results visible"] = await _tool_results_visible(tool_client)
-    found.findings["content: null accepted"] = await _null_content(tool_client)
-    found.findings["context length"], found.context_tokens = await _context(plain, context_probe_tokens)
-    found.findings["prompt_cache_key accepted"] = await _cache_key(plain)
+    found.findings["tool calls, streamed"] = await _tool_call(found, "tool call, streamed",
+                                                              tool_client.variant(stream=True))
+    found.findings["usage when streamed"] = await _streamed_usage(found, client.variant(stream=True))
+    found.findings["tool results visible"] = await _tool_results_visible(found, tool_client)
+    found.findings["content: null accepted"] = await _null_content(found, tool_client)
+    found.findings["context length"], found.context_tokens = await _context(found, plain, context_probe_tokens)
+    found.findings["prompt_cache_key accepted"] = await _cache_key(found, plain)
+    found.findings["parallel slots"] = await _slots(found, client)
     return found
 
 
-async def _attempt(call: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse | InfrastructureError:
+async def _attempt(found: Compatibility, mode: str, call: Callable[[], Awaitable[ModelResponse]]
+                   ) -> ModelResponse | InfrastructureError:
     try:
         return await call()
     except InfrastructureError as exc:
+        if _SERVER_ERROR.match(str(exc)):
+            found.server_errors[mode] = " ".join(str(exc).split())[:140]
         return exc
+
+
+async def _slots(found: Compatibility, client: OpenAICompatClient) -> Finding:
+    published = [info for _, info in await client.server_info() if info.source]
+    slots = [info.slots for info in published if info.slots]
+    contexts = [info.context_tokens for info in published if info.context_tokens]
+    if found.context_tokens is None and contexts:
+        found.context_tokens = min(contexts)
+        found.findings["context length"] = Finding(False, f"{found.context_tokens:,} tokens (published by the "
+                                                          f"server, {published[0].source})")
+    if not slots:
+        return Finding(None, "not published (llama.cpp's /props and /slots, where a server has them; vLLM "
+                             "batches up to its --max-num-seqs)")
+    found.slots = min(slots)
+    where = ", ".join(sorted({info.source for info in published if info.slots}))
+    return Finding(True, f"{found.slots} ({where}): more calls at once only queue at the server")
 
 
 def _failed(exc: InfrastructureError) -> str:
     return f"{type(exc).__name__}: {str(exc)[:160]}"
 
 
-async def _tool_call(client: OpenAICompatClient) -> Finding:
+async def _tool_call(found: Compatibility, mode: str, client: OpenAICompatClient) -> Finding:
     request = ModelRequest(system=SYSTEM, messages=(Message("user", QUESTION),), tools=(WEATHER_TOOL,),
                            max_output_tokens=ANSWER_TOKENS)
-    answer = await _attempt(lambda: client.respond(request))
+    answer = await _attempt(found, mode, lambda: client.respond(request))
     if isinstance(answer, InfrastructureError):
         return Finding(False, _failed(answer))
     if not answer.turn.tool_calls:
@@ -128,10 +160,10 @@ async def _tool_call(client: OpenAICompatClient) -> Finding:
     return Finding(True, f"{call.name}({one_line[:60]})")
 
 
-async def _streamed_usage(client: OpenAICompatClient) -> Finding:
+async def _streamed_usage(found: Compatibility, client: OpenAICompatClient) -> Finding:
     request = ModelRequest(system="Reply with one word.", messages=(Message("user", "Say ok."),),
                            max_output_tokens=8)
-    answer = await _attempt(lambda: client.respond(request))
+    answer = await _attempt(found, "plain, streamed, asking for usage", lambda: client.respond(request))
     if isinstance(answer, InfrastructureError):
         return Finding(None, _failed(answer))
     usage = answer.usage
@@ -147,9 +179,9 @@ def _follow_up(result: str, content: str = "") -> ModelRequest:
     return ModelRequest(system=SYSTEM, messages=messages, tools=(WEATHER_TOOL,), max_output_tokens=ANSWER_TOKENS)
 
 
-async def _tool_results_visible(client: OpenAICompatClient) -> Finding:
-    short = await _attempt(lambda: client.respond(_follow_up(SHORT_RESULT)))
-    long = await _attempt(lambda: client.respond(_follow_up(LONG_RESULT)))
+async def _tool_results_visible(found: Compatibility, client: OpenAICompatClient) -> Finding:
+    short = await _attempt(found, "follow-up, short tool result", lambda: client.respond(_follow_up(SHORT_RESULT)))
+    long = await _attempt(found, "follow-up, long tool result", lambda: client.respond(_follow_up(LONG_RESULT)))
     for answer in (short, long):
         if isinstance(answer, InfrastructureError):
             return Finding(None, _failed(answer))
@@ -165,7 +197,7 @@ async def _tool_results_visible(client: OpenAICompatClient) -> Finding:
                           "drops tool results")
 
 
-async def _null_content(client: OpenAICompatClient) -> Finding:
+async def _null_content(found: Compatibility, client: OpenAICompatClient) -> Finding:
     request = _follow_up(SHORT_RESULT)
     body = client.body(request)
     messages = body["messages"]
@@ -173,26 +205,27 @@ async def _null_content(client: OpenAICompatClient) -> Finding:
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "assistant":
             message["content"] = None
-    answer = await _attempt(lambda: client.send_body(body, request.max_output_tokens))
+    answer = await _attempt(found, "follow-up, content: null",
+                            lambda: client.send_body(body, request.max_output_tokens))
     if isinstance(answer, InfrastructureError):
         return Finding(False, f"{_failed(answer)} (shiftbench sends \"\", which works)")
     return Finding(True, "accepted (shiftbench sends \"\" anyway)")
 
 
-async def _cache_key(client: OpenAICompatClient) -> Finding:
+async def _cache_key(found: Compatibility, client: OpenAICompatClient) -> Finding:
     request = ModelRequest(system="Reply with one word.", messages=(Message("user", "Say ok."),), max_output_tokens=8)
     body = {**client.body(request), "prompt_cache_key": "shiftbench-probe"}
-    answer = await _attempt(lambda: client.send_body(body, request.max_output_tokens))
+    answer = await _attempt(found, "prompt_cache_key", lambda: client.send_body(body, request.max_output_tokens))
     if isinstance(answer, InfrastructureError):
         return Finding(False, _failed(answer))
     return Finding(True, "accepted (whether the server uses it to route calls to its cache is its own)")
 
 
-async def _context(client: OpenAICompatClient, tokens: int) -> tuple[Finding, int | None]:
+async def _context(found: Compatibility, client: OpenAICompatClient, tokens: int) -> tuple[Finding, int | None]:
     filler = _FILLER * max(1, tokens * 4 // len(_FILLER))
     request = ModelRequest(system="Reply with one word.", messages=(Message("user", filler + "\nSay ok."),),
                            max_output_tokens=8)
-    answer = await _attempt(lambda: client.respond(request))
+    answer = await _attempt(found, "long prompt", lambda: client.respond(request))
     if isinstance(answer, InfrastructureError):
         limit = context_limit(str(answer))
         if limit is None:
@@ -222,6 +255,9 @@ def render_compatibility(found: Compatibility) -> str:
         finding = found.findings.get(capability, Finding(None, "not checked"))
         mark = "max" if capability == "context length" and found.context_tokens else _mark(finding.supported)
         lines.append(f"  {capability:<{width}}  {mark:<3}  {finding.detail}")
+    if found.server_errors:
+        lines.append("  requests the server answered with a server error (5xx):")
+        lines += [f"    {mode}: {answer}" for mode, answer in found.server_errors.items()]
     return "\n".join(lines)
 
 
@@ -234,6 +270,9 @@ def sweep_settings(name: str, kind: str, model: str, base_url: str, found: Compa
         lines.append("stream = false                 # tool calls come only in non-streamed replies")
     elif streamed_calls and found.supports("usage when streamed") is False and plain_calls:
         lines.append("stream = false                 # the stream carries no usage; non-streamed replies do")
+    if found.slots:
+        lines.append(f"max_concurrency = {found.slots}" + " " * max(1, 15 - len(str(found.slots)))
+                     + "# the server's parallel slots: more calls at once only queue there")
     if found.context_tokens:
         per_call = min(4096, max(256, found.context_tokens // 4))
         lines.append(f"# context {found.context_tokens:,} tokens: keep the output cap per call small, "

@@ -26,6 +26,7 @@ import httpx
 
 from runner.config import SweepConfig
 from runner.models.capped import DEFAULT_MAX_TOKENS
+from runner.models.endpoint_keys import check_endpoint_keys
 from runner.models.scripted import ScriptedModel
 from runner.pricing import Price, price_of, unpriced, with_overrides
 from runner.providers import (
@@ -45,6 +46,7 @@ from runner.providers.endpoint import EXTRA_SCOPES
 from runner.providers.ledger import RequestLedger
 from runner.providers.pool import Replica, Router
 from runner.providers.prompt_cache import StreamCadence
+from runner.providers.server_queue import ServerQueue
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
@@ -76,9 +78,6 @@ BREAKER_MAX_PROBE_INTERVAL_S = 60.0
 SWEEP_POLICY = RetryPolicy()
 """The retry timing of a sweep's calls (the attempt bound comes from the sweep's `max_request_attempts`)."""
 
-ENDPOINT_KEYS = {"kind", "model", "base_url", "base_urls", "api_key_env", "api_key_envs", "requests_per_minute",
-                 "tokens_per_minute", "max_concurrency", "extra_body", "thinking_budget", "stream", "max_tokens",
-                 "prompt_cache_key", "cache_ttl"}
 CACHE_TTLS = ("auto", "5m", "1h")
 """An Anthropic endpoint's `cache_ttl`: "auto" (per stream, from how often its requests come) or fixed."""
 
@@ -115,6 +114,10 @@ class ModelEntry:
     probe: ModelClient | None = None
     """The same model behind a short retry policy: a probe should fail in seconds, not after the
     minutes of backoff a sweep's calls are allowed."""
+    kind: str = ""
+    """Its endpoint's kind (`openai-compatible`, ...); empty for an offline model."""
+    max_concurrency: int = 0
+    """Its endpoint's `max_concurrency` (per replica); 0 for an offline model."""
 
 
 @dataclass
@@ -140,6 +143,8 @@ class Pool:
     limiter: RateLimiter
     breaker: CircuitBreaker
     router: Router | None = None
+    queue: ServerQueue = field(default_factory=ServerQueue)
+    """One endpoint's calls in flight and its server's slots (a pool's replicas have their own)."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +213,8 @@ def build_model(name: str, endpoints: Mapping[str, Any] | None = None, tally: Re
     probe = _client(name, endpoint, key, pool, Retrier(PROBE_POLICY), calls.temperature)
     return ModelEntry(name, client, offline=False, max_attempts=policy.max_attempts,
                       max_tokens=endpoint.max_tokens or calls.max_tokens, key_hint=f"${endpoint.key_env}",
-                      http=pool.http, probe=probe, breaker=pool.breaker, router=pool.router)
+                      http=pool.http, probe=probe, breaker=pool.breaker, router=pool.router, kind=endpoint.kind,
+                      max_concurrency=endpoint.limits.max_concurrency)
 
 
 def _check_temperature(name: str, endpoint: Endpoint, temperature: float | None) -> None:
@@ -244,11 +250,7 @@ def _endpoint(name: str, endpoints: Mapping[str, Any]) -> Endpoint:
 
 def _named_endpoint(name: str, table: Any) -> Endpoint:
     where = f"sweep file [endpoints.{name}]"
-    if not isinstance(table, Mapping):
-        raise ShiftbenchInputError(f"{where}: must be a table")
-    extra_keys = sorted(set(table) - ENDPOINT_KEYS)
-    if extra_keys:
-        raise ShiftbenchInputError(f"{where}: unknown key '{extra_keys[0]}'; known: {', '.join(sorted(ENDPOINT_KEYS))}")
+    check_endpoint_keys(where, table)
     _check_types(where, table)
     kind = str(table.get("kind", ""))
     if kind not in KINDS:
@@ -377,7 +379,7 @@ def _new_pool(name: str, endpoint: Endpoint, replicas: tuple[tuple[str, str], ..
         members.append(Replica(label, url, RateLimiter(endpoint.limits),
                                CircuitBreaker(breaker, label=label, gives_up=False), _key(name, endpoint, env)))
     router = Router(members, label=name)
-    return Pool(make_http_client(settings), members[0].limiter, members[0].breaker, router)
+    return Pool(make_http_client(settings), members[0].limiter, members[0].breaker, router, members[0].queue)
 
 
 def _client(name: str, endpoint: Endpoint, key: Secret, pool: Pool, retrier: Retrier,
@@ -387,11 +389,12 @@ def _client(name: str, endpoint: Endpoint, key: Secret, pool: Pool, retrier: Ret
         ttl = endpoint.extra.get("cache_ttl", "auto")
         return AnthropicClient(endpoint.model, api_key=key, http=pool.http, base_url=endpoint.base_url, name=name,
                                retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
-                               extra_body=extra_body, thinking_budget=endpoint.extra.get("thinking_budget"),
+                               queue=pool.queue, extra_body=extra_body,
+                               thinking_budget=endpoint.extra.get("thinking_budget"),
                                cadence=StreamCadence(fixed=None if ttl == "auto" else ttl), temperature=temperature)
     return OpenAICompatClient(endpoint.model, base_url=endpoint.base_url, api_key=key, http=pool.http, name=name,
                               retrier=retrier, limiter=pool.limiter, breaker=pool.breaker, router=pool.router,
-                              extra_body=extra_body, stream=bool(endpoint.extra.get("stream", True)),
+                              queue=pool.queue, extra_body=extra_body, stream=bool(endpoint.extra.get("stream", True)),
                               cache_key=sends_prompt_cache_key(endpoint.kind, endpoint.extra), temperature=temperature)
 
 

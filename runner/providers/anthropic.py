@@ -44,6 +44,7 @@ from runner.providers.prompt_cache import FIVE_MINUTES, CacheTtl, StreamCadence
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
+from runner.providers.server_queue import ServerQueue
 from runner.providers.sse import body_lines, drain, iter_sse
 from runner.providers.taxonomy import Failure
 from simulators.model_api import ModelRequest, ModelResponse, Usage
@@ -72,6 +73,7 @@ class AnthropicClient:
         retrier: Retrier | None = None,
         limiter: RateLimiter | None = None,
         breaker: CircuitBreaker | None = None,
+        queue: ServerQueue | None = None,
         router: Router | None = None,
         thinking_budget: int | None = None,
         version: str = ANTHROPIC_VERSION,
@@ -96,14 +98,16 @@ class AnthropicClient:
         self._cadence = cadence or StreamCadence()
         headers = {"content-type": "application/json", "anthropic-version": version, **(extra_headers or {})}
 
-        def endpoint(base: str, key: Secret, limits: RateLimiter, breaks: CircuitBreaker) -> Endpoint:
+        def endpoint(base: str, key: Secret, limits: RateLimiter, breaks: CircuitBreaker, queued: ServerQueue
+                     ) -> Endpoint:
             return Endpoint(url=base.rstrip("/") + "/v1/messages", http=http, secret=key,
                             auth=HeaderAuth("x-api-key", key), limiter=limits, breaker=breaks, headers=headers,
-                            wall_clock=wall_clock)
+                            wall_clock=wall_clock, queue=queued)
 
         self._endpoint: Endpoint | PooledEndpoint = (
-            endpoint(base_url, secret, limiter or RateLimiter(), breaker or CircuitBreaker()) if router is None
-            else pooled(router, lambda r: endpoint(r.base_url, r.secret or secret, r.limiter, r.breaker)))
+            endpoint(base_url, secret, limiter or RateLimiter(), breaker or CircuitBreaker(), queue or ServerQueue())
+            if router is None
+            else pooled(router, lambda r: endpoint(r.base_url, r.secret or secret, r.limiter, r.breaker, r.queue)))
 
     @property
     def name(self) -> str:
@@ -159,7 +163,7 @@ class AnthropicClient:
 
     async def _read_stream(self, response: httpx.Response, attempt: Attempt) -> AssistantTurn:
         parts = _Assembly()
-        events = iter_sse(body_lines(response))
+        events = iter_sse(body_lines(response, attempt.heard))
         async for event in events:
             data = parse_json_object(event.data)
             kind = data.get("type", event.event)

@@ -2,7 +2,8 @@
 
 Shared by every provider client; the clients only build the body and read their own response format.
 httpx errors are mapped into `AttemptFailed` here, where they enter, so the retry loop never sees an
-httpx type.
+httpx type. A streamed attempt's stall timeout (the client's read timeout, 120 s by default) is ours,
+not httpx's: it does not run while the attempt waits behind the server's slots (`ServerQueue`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+import anyio
 import httpx
 
 from runner.providers.breaker import CircuitBreaker
@@ -20,6 +22,7 @@ from runner.providers.failures import AttemptFailed, check_status, transport_fai
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Outcome
 from runner.providers.secret import HeaderAuth, Secret
+from runner.providers.server_queue import ServerQueue, StallWatch
 from runner.providers.taxonomy import POLICIES, Failure
 from simulators.model_api import ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn
@@ -50,6 +53,8 @@ class Endpoint:
     up early would only queue the retry behind the abandoned request, which the server keeps
     computing."""
     breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
+    queue: ServerQueue = field(default_factory=ServerQueue)
+    """Our streamed calls in flight to this server and its published slots (shared like the limiter)."""
 
     async def send(self, payload: bytes, reserve_tokens: float, attempt: Attempt, read: Reader[T]) -> T:
         attempt.pause_clock()  # waiting for a paused endpoint or a slot is not the provider being slow
@@ -68,23 +73,39 @@ class Endpoint:
             return result
 
     async def _exchange(self, payload: bytes, attempt: Attempt, read: Reader[T]) -> T:
+        stall_s = self.http.timeout.read
+        if not self.stall_timeout or stall_s is None:
+            return await self._post(payload, attempt, read)
+        with anyio.CancelScope() as scope:
+            watch = StallWatch(scope, stall_s, attempt.restart_clock)
+            self.queue.join(watch)
+            if watch.queued:
+                attempt.pause_clock()  # waiting behind the server's slots is not the provider being slow
+            attempt.heard = watch.byte
+            try:
+                return await self._post(payload, attempt, read)
+            finally:
+                self.queue.leave(watch)
+        raise AttemptFailed(Failure.TIMEOUT, f"no byte for {stall_s:g}s {watch.stalled_while} (stalled)")
+
+    async def _post(self, payload: bytes, attempt: Attempt, read: Reader[T]) -> T:
         try:
             async with self.http.stream("POST", self.url, content=payload, headers=self.headers,
                                         auth=self.auth, timeout=self._timeout()) as response:
+                attempt.heard()
                 self.limiter.observe(response.headers)
                 await check_status(response, self.secret, self.wall_clock())
                 return await read(response, attempt)
         except httpx.HTTPError as exc:
             raise transport_failure(exc, self.secret) from exc
 
-
     def with_stall_timeout(self, stall_timeout: bool) -> Endpoint:
         return replace(self, stall_timeout=stall_timeout)
 
     def _timeout(self) -> httpx.Timeout:
+        """The client's timeouts without its read timeout: a streamed call's stall timeout is the
+        `StallWatch`'s, and a non-streamed call has none (the server is silent until its answer is whole)."""
         timeout = self.http.timeout
-        if self.stall_timeout:
-            return timeout
         return httpx.Timeout(connect=timeout.connect, read=None, write=timeout.write, pool=timeout.pool)
 
 

@@ -51,6 +51,8 @@ from runner.providers.prompt_cache import prompt_cache_key
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt, Retrier
 from runner.providers.secret import HeaderAuth, Secret
+from runner.providers.server_info import ServerInfo, server_info
+from runner.providers.server_queue import ServerQueue
 from runner.providers.sse import body_lines, drain, iter_sse
 from runner.providers.taxonomy import Failure
 from simulators.model_api import ModelRequest, ModelResponse, Usage
@@ -76,6 +78,7 @@ class OpenAICompatClient:
         retrier: Retrier | None = None,
         limiter: RateLimiter | None = None,
         breaker: CircuitBreaker | None = None,
+        queue: ServerQueue | None = None,
         router: Router | None = None,
         stream: bool = True,
         max_tokens_field: str = "max_tokens",
@@ -108,14 +111,16 @@ class OpenAICompatClient:
         self._extra_body = ExtraBody.parse(extra_body)
         headers = {"content-type": "application/json", **(extra_headers or {})}
 
-        def endpoint(base: str, key: Secret, limits: RateLimiter, breaks: CircuitBreaker) -> Endpoint:
+        def endpoint(base: str, key: Secret, limits: RateLimiter, breaks: CircuitBreaker, queued: ServerQueue
+                     ) -> Endpoint:
             return Endpoint(url=base.rstrip("/") + "/chat/completions", http=http, secret=key,
                             auth=HeaderAuth("authorization", key, prefix="Bearer "), limiter=limits, breaker=breaks,
-                            headers=headers, wall_clock=wall_clock, stall_timeout=stream)
+                            headers=headers, wall_clock=wall_clock, stall_timeout=stream, queue=queued)
 
         self._endpoint: Endpoint | PooledEndpoint = (
-            endpoint(base_url, secret, limiter or RateLimiter(), breaker or CircuitBreaker()) if router is None
-            else pooled(router, lambda r: endpoint(r.base_url, r.secret or secret, r.limiter, r.breaker)))
+            endpoint(base_url, secret, limiter or RateLimiter(), breaker or CircuitBreaker(), queue or ServerQueue())
+            if router is None
+            else pooled(router, lambda r: endpoint(r.base_url, r.secret or secret, r.limiter, r.breaker, r.queue)))
 
     @property
     def name(self) -> str:
@@ -131,6 +136,18 @@ class OpenAICompatClient:
     @property
     def streams(self) -> bool:
         return self._stream
+
+    async def server_info(self) -> list[tuple[str, ServerInfo]]:
+        """What each server behind this client publishes (its base URL and `ServerInfo`); the slots found
+        go to that server's queue, so time queued behind them is not taken for a stall."""
+        found = []
+        endpoints = self._endpoint.endpoints if isinstance(self._endpoint, PooledEndpoint) else (self._endpoint,)
+        for endpoint in endpoints:
+            base = endpoint.url.removesuffix("/chat/completions")
+            info = await server_info(endpoint.http, base, endpoint.auth)
+            endpoint.queue.slots = info.slots
+            found.append((base, info))
+        return found
 
     def variant(self, *, stream: bool | None = None, extra_body: Mapping[str, JSON] | None = None
                 ) -> OpenAICompatClient:
@@ -202,7 +219,7 @@ class OpenAICompatClient:
 
     async def _read_stream(self, response: httpx.Response, attempt: Attempt) -> AssistantTurn:
         parts = _Assembly()
-        events = iter_sse(body_lines(response))
+        events = iter_sse(body_lines(response, attempt.heard))
         async for event in events:
             if event.data.strip() == "[DONE]":
                 parts.done = True

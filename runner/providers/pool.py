@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import anyio
@@ -46,6 +46,7 @@ from runner.providers.failures import AttemptFailed
 from runner.providers.ratelimit import RateLimiter
 from runner.providers.retry import Attempt
 from runner.providers.secret import Secret
+from runner.providers.server_queue import ServerQueue
 from runner.providers.taxonomy import Failure
 from runner.providers.waits import BREAKER_OPEN, report_wait
 
@@ -67,6 +68,8 @@ class Replica:
     breaker: CircuitBreaker
     secret: Secret | None = None
     """Its own key; None: the client's."""
+    queue: ServerQueue = field(default_factory=ServerQueue)
+    """Our streamed calls in flight to it, and its published slots (`runner.providers.server_queue`)."""
     outstanding: int = 0
     served: int = 0
     failed: int = 0

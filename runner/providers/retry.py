@@ -38,6 +38,8 @@ __all__ = ["BEFORE_RETRY", "Attempt", "Outcome", "Retrier", "RetryNotice", "Retr
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+_NEGLIGIBLE_WAIT_S = 0.01
+"""A shorter wait for a slot is not worth moving the call's deadline for (nearly every call's wait)."""
 
 BEFORE_RETRY: ContextVar[Callable[[int, Usage], None] | None] = ContextVar("shiftbench_before_retry", default=None)
 """Called with (attempt number, usage billed so far) before every attempt after the first of a call made in
@@ -52,7 +54,8 @@ class RetryPolicy:
     attempt_timeout_s: float = 900.0
     """One attempt, first byte to last; a stalled stream is caught sooner by the stall timeout."""
     deadline_s: float = 1800.0
-    """The whole call, waits included."""
+    """The whole call, the waits between attempts included; time spent queued for a slot (the endpoint's
+    own or a server's, see `Attempt.pause_clock`) is not counted."""
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 60.0
     server_wait_spread: float = 0.1
@@ -66,23 +69,38 @@ class RetryPolicy:
 class Attempt:
     """One try: what it was billed for so far (parsers update `usage` as it arrives) and its timer."""
 
-    def __init__(self, number: int, scope: anyio.CancelScope, timeout_s: float) -> None:
+    def __init__(self, number: int, scope: anyio.CancelScope, timeout_s: float,
+                 on_queued: Callable[[float], None] = lambda waited: None) -> None:
+        """`on_queued`: told how long each wait between `pause_clock` and `restart_clock` took (the
+        call's deadline does not count it)."""
         self.number = number
         self.usage = Usage()
         self.replica = ""
         """Which replica of a pooled endpoint it went to last (`runner.providers.pool`); empty otherwise."""
         self.served_model = ""
         """The model the reply says served it (parsers set it); empty until then."""
+        self.heard: Callable[[], None] = _nothing
+        """Readers call it for every piece of a streamed body: the stall timeout's clock (set by the endpoint)."""
         self._scope = scope
         self._timeout_s = timeout_s
+        self._on_queued = on_queued
+        self._paused_at: float | None = None
 
     def pause_clock(self) -> None:
-        """Stop the attempt timeout, e.g. while queueing for a rate-limit slot (that is no failure)."""
+        """Stop the attempt timeout, e.g. while queueing for a rate-limit slot or behind a server's slots
+        (that is no failure); the call's deadline stops too."""
         self._scope.deadline = math.inf
+        if self._paused_at is None:
+            self._paused_at = anyio.current_time()
 
     def restart_clock(self) -> None:
         """Give the attempt its whole timeout again, counted from now."""
-        self._scope.deadline = anyio.current_time() + self._timeout_s
+        now = anyio.current_time()
+        self._scope.deadline = now + self._timeout_s
+        if self._paused_at is not None:
+            waited, self._paused_at = now - self._paused_at, None
+            if waited > _NEGLIGIBLE_WAIT_S:
+                self._on_queued(waited)
 
 
 @dataclass(frozen=True)
@@ -115,6 +133,14 @@ class _Tally:
     usage: Usage = field(default_factory=Usage)
     replica: str = ""
     served_model: str = ""
+    queued_s: float = 0.0
+    """Time queued for slots so far: the deadline is moved past it."""
+    deadline: anyio.CancelScope | None = None
+
+    def queued(self, waited: float) -> None:
+        self.queued_s += waited
+        if self.deadline is not None:
+            self.deadline.deadline += waited
 
 
 class Retrier:
@@ -142,9 +168,13 @@ class Retrier:
         `key` names the request body in the ledger (`request_key`); empty: this call alone."""
         tally = _Tally(key or f"call:{id(attempt)}")
         started = self._clock()
+        answered = False
         try:
-            with anyio.fail_after(self.policy.deadline_s):
+            with anyio.CancelScope(deadline=anyio.current_time() + self.policy.deadline_s) as tally.deadline:
                 value: T = await self._first_then_retries(attempt, tally, started)
+                answered = True
+            if not answered:
+                raise TimeoutError
         except AttemptFailed as failed:
             message = f"{failed.message} (gave up after {_plural(tally.attempts, 'attempt')})"
             # The failed attempts' tokens travel on the error, so the call is still priced and journaled.
@@ -182,19 +212,19 @@ class Retrier:
                 raise replayed
             return await self._attempt(attempt, tally)
 
-        retrying = AsyncRetrying(**self.retry_arguments(started=started, key=tally.key))
+        retrying = AsyncRetrying(**self.retry_arguments(started=started, key=tally.key, tally=tally))
         value: T = await retrying(again, attempt, tally)
         return value
 
     def _left(self, tally: _Tally) -> int:
         return self.ledger.left(tally.key)
 
-    def retry_arguments(self, started: float, key: str = "") -> dict[str, Any]:
+    def retry_arguments(self, started: float, key: str = "", tally: _Tally | None = None) -> dict[str, Any]:
         """Everything tenacity is told, in one place."""
         return {
             "retry": tenacity.retry_if_exception(lambda exc: isinstance(exc, AttemptFailed) and exc.retryable),
             "wait": self._wait,
-            "stop": self._stop_after(started, key),
+            "stop": self._stop_after(started, key, tally),
             "sleep": self._sleep,
             "before_sleep": self._notify,
             "reraise": True,
@@ -220,7 +250,7 @@ class Retrier:
     async def _timed(self, attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally) -> T:
         timeout = self.policy.attempt_timeout_s
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
-            this = Attempt(tally.attempts, scope, timeout)
+            this = Attempt(tally.attempts, scope, timeout, tally.queued)
             try:
                 return await attempt(this)
             finally:
@@ -238,13 +268,14 @@ class Retrier:
             wait = max(wait, asked)
         return wait
 
-    def _stop_after(self, started: float, key: str) -> Callable[[RetryCallState], bool]:
+    def _stop_after(self, started: float, key: str, tally: _Tally | None) -> Callable[[RetryCallState], bool]:
         def stop(state: RetryCallState) -> bool:
             if state.attempt_number >= self.policy.max_attempts or self.ledger.left(key) <= 0:
                 return True
             # tenacity computes the wait before asking to stop: don't start a wait the deadline would cut.
             upcoming = state.upcoming_sleep or 0.0
-            return self._clock() - started + upcoming > self.policy.deadline_s
+            queued = tally.queued_s if tally is not None else 0.0
+            return self._clock() - started - queued + upcoming > self.policy.deadline_s
 
         return stop
 
@@ -258,6 +289,10 @@ class Retrier:
                  notice.kind, notice.attempt, notice.message, notice.wait_s)
         if self._on_retry is not None:
             self._on_retry(notice)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _failure(state: RetryCallState) -> AttemptFailed | None:

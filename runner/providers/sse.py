@@ -11,7 +11,7 @@ reply arrives in many pieces, as streamed tokens do.
 from __future__ import annotations
 
 import codecs
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
 import anyio
@@ -51,11 +51,13 @@ async def iter_sse(lines: AsyncIterable[str]) -> AsyncIterator[SseEvent]:
         yield SseEvent(event or "message", "\n".join(data))
 
 
-async def body_lines(response: httpx.Response) -> AsyncIterator[str]:
-    """The decoded body (content encoding undone, then the response's charset, bad bytes replaced), line by line."""
+async def body_lines(response: httpx.Response, heard: Callable[[], None]) -> AsyncIterator[str]:
+    """The decoded body (content encoding undone, then the response's charset, bad bytes replaced), line by
+    line; `heard` is told of every piece that arrives (the stall timeout's clock)."""
     text = codecs.getincrementaldecoder(response.encoding or "utf-8")(errors="replace")
     lines = _Lines()
     async for chunk in response.aiter_bytes():
+        heard()
         for line in lines.feed(text.decode(chunk)):
             yield line
     for line in lines.feed(text.decode(b"", final=True)) + lines.flush():

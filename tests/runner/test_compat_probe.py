@@ -6,22 +6,22 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from bench.mock_provider import Call, Reply, serve_mock
+from bench.mock_provider import Call, Failure, Reply, llama_cpp_info, serve_mock, vllm_info
 from bench.mock_quirks import MODES, with_quirks
 from runner.cli import main
 from runner.models.compat import check_compatibility, context_limit, render_compatibility, sweep_settings
 from runner.providers import make_http_client
-from tests.runner.providers.support import openai_client
+from tests.runner.providers.support import fast_retrier, openai_client
 
 NAMES = ("tool calls, not streamed", "tool calls, streamed", "usage when streamed", "tool results visible",
-         "content: null accepted", "context length", "prompt_cache_key accepted")
+         "content: null accepted", "context length", "prompt_cache_key accepted", "parallel slots")
 EXPECTED = {
-    #                    calls  streamed usage  visible null   context accepted, cache key, limit
-    "compliant":        (True, True, True, True, True, True, True, None),
-    "strict":           (True, True, True, True, True, False, False, 32_768),
-    "llama.cpp":        (True, True, True, True, True, False, True, 8_192),
-    "llama.cpp-small-model": (True, True, True, True, True, False, True, 8_192),
-    "llama-cpp-python": (True, False, False, False, False, False, True, 2_048),
+    #                    calls  streamed usage  visible null   context accepted, cache key, slots, limit
+    "compliant":        (True, True, True, True, True, True, True, None, None),
+    "strict":           (True, True, True, True, True, False, False, None, 32_768),
+    "llama.cpp":        (True, True, True, True, True, False, True, None, 8_192),
+    "llama.cpp-small-model": (True, True, True, True, True, False, True, None, 8_192),
+    "llama-cpp-python": (True, False, False, False, False, False, True, None, 2_048),
 }
 
 
@@ -96,3 +96,51 @@ async def test_the_command_prints_the_table_and_the_settings(capsys: pytest.Capt
     assert code == 0
     assert "tool calls, streamed" in out and "[endpoints.smol]" in out and "stream = false" in out
     assert f'base_url = "{mock.base_url}/v1"' in out
+
+
+async def test_probe_full_reads_llama_cpps_slots_and_suggests_a_matching_max_concurrency() -> None:
+    async with serve_mock(with_quirks(MODES["llama.cpp"])) as mock, make_http_client() as http:
+        mock.info = llama_cpp_info(slots=2, n_ctx=4096)
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=1_024)
+    assert found.slots == 2 and found.supports("parallel slots") is True
+    assert "/props" in mock.gets
+    assert found.context_tokens == 4096  # the 1,024-token prompt passed; the server published its context
+    toml = sweep_settings("local", "openai-compatible", "smol", mock.base_url + "/v1", found)
+    assert "\nmax_concurrency = 2 " in toml
+
+
+async def test_probe_full_falls_back_to_llama_cpps_slots_page_and_reads_vllms_context() -> None:
+    async with serve_mock(with_quirks(MODES["llama.cpp"])) as mock, make_http_client() as http:
+        mock.info = {"/slots": llama_cpp_info(slots=3)["/slots"]}  # /props unavailable
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=1_024)
+    assert found.slots == 3
+    async with serve_mock(with_quirks(MODES["compliant"])) as mock, make_http_client() as http:
+        mock.info = vllm_info(max_model_len=16_384)
+        found = await check_compatibility(openai_client(mock.base_url, http), context_probe_tokens=1_024)
+    assert found.slots is None and found.supports("parallel slots") is None
+    assert found.context_tokens == 16_384
+    assert "max_concurrency" not in sweep_settings("local", "openai-compatible", "m", mock.base_url + "/v1", found)
+
+
+async def test_probe_full_names_every_request_mode_the_server_answered_with_a_server_error() -> None:
+    async with serve_mock(with_quirks(MODES["llama.cpp-small-model"])) as mock, make_http_client() as http:
+        # The first tool call, not streamed, gets a 500 twice (the check's two attempts), as llama.cpp
+        # answers a reply that does not parse in its tool-call format.
+        peg = "The model produced output that does not match the expected peg-native format"
+        mock.script(Failure(500, peg), Failure(500, peg))
+        client = openai_client(mock.base_url, http, fast_retrier(max_attempts=2))
+        found = await check_compatibility(client, context_probe_tokens=1_024)
+    table = render_compatibility(found)
+    assert list(found.server_errors) == ["tool call, not streamed"]
+    assert "tool call, not streamed: HTTP 500: The model produced output" in table
+
+
+async def test_a_runs_probe_learns_the_servers_slots_and_says_when_max_concurrency_exceeds_them(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    async with serve_mock(with_quirks(MODES["llama.cpp"])) as mock:
+        mock.info = llama_cpp_info(slots=1)
+        code = await anyio.to_thread.run_sync(main, ["probe", f"openai-compatible:smol@{mock.base_url}/v1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (f"{mock.base_url}/v1: 1 parallel slot (llama.cpp /props); max_concurrency is 32, so up to 31 calls "
+            "at a time wait at the server") in out

@@ -15,6 +15,15 @@ def test_typo_in_sweep_file_names_the_file_and_suggests(tmp_path: Path) -> None:
         load_config_file(path)
 
 
+def test_a_typo_in_an_endpoints_table_names_the_file_the_table_and_the_nearest_key(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text('models = ["local"]\n[endpoints.local]\nkind = "openai-compatible"\nmodel = "m"\n'
+                    'base_url = "http://127.0.0.1:1/v1"\nmax_concurency = 2\n')
+    with pytest.raises(ShiftbenchInputError, match=r"sweep.toml \[endpoints.local\]: unknown key 'max_concurency' "
+                                                   r"\(did you mean 'max_concurrency'\?\); known: api_key_env, "):
+        load_config_file(path)
+
+
 def test_unknown_method_and_scenario_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ShiftbenchInputError, match="unknown method 'blnd' \\(did you mean 'blind'\\?\\)"):
         SweepConfig(methods=("blnd",)).validate("flags")
