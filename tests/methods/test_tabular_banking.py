@@ -6,7 +6,9 @@ import itertools
 
 import orjson
 
-from methods.tabular.banking import DRIFT_CONFIRM, BankingAdapter, Rule, Unit, best_threshold, matches
+from methods.tabular.banking import BankingAdapter
+from methods.tabular.banking_rules import DRIFT_CONFIRM, Rule, best_threshold, matches
+from methods.tabular.banking_units import Unit
 from methods.tabular.common import roundest_between
 from simulators.policy_block import render_policy_block
 from simulators.protocol import JSON, TaskView

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from methods.tabular.retail import RetailAdapter, leg_facts
+from methods.tabular.retail import RetailAdapter
+from methods.tabular.retail_evidence import leg_facts
 from simulators.domains.retail.parsing import ParsedLeg, parse_instruction
 from simulators.policy_block import render_policy_block
 from simulators.protocol import JSON, TaskView

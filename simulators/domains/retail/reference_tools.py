@@ -28,12 +28,30 @@ them; that includes the reference's "returne window" for a return past its windo
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Mapping
 from functools import partial
 
 from simulators.domains.retail import reads
 from simulators.domains.retail.facts import net_paid
+from simulators.domains.retail.reference_checks import (
+    catalog_line,
+    destination_allowed,
+    first_item,
+    item_ids_argument,
+    key_argument,
+    membership_tier,
+    new_item_ids_argument,
+    order_payments,
+    orderable,
+    original_method,
+    payment_method,
+    refund_parts,
+    require_cover,
+    require_eligible,
+    require_in_order,
+    settle,
+    swap_difference,
+)
 from simulators.domains.retail.state import EpisodeState
 from simulators.domains.retail.store_config import StoreConfig
 from simulators.domains.retail.vocabulary import TODAY
@@ -113,14 +131,14 @@ def cancel_pending_order(config: StoreConfig, state: EpisodeState, args: Mapping
     outstanding = net_paid(current)
     total = round(sum(outstanding.values()), 2)
     if config.cancel_max_total is not None:
-        cap = config.cancel_max_total[_tier(user)]
+        cap = config.cancel_max_total[membership_tier(user)]
         if total > cap:
             raise ToolError(f"orders with a total above ${cap:.0f} cannot be cancelled for this account "
                             f"(this order: ${total:.2f})")
     refunds = [(method, amount) for method, amount in outstanding.items() if amount > 0]
     for method, _ in refunds:
         if "gift_card" in method:  # the reference settles gift cards by id here, by record elsewhere
-            _method(user, method)
+            payment_method(user, method)
     order = state.order_for_write(order_id)
     order["status"] = "cancelled"
     order["cancel_reason"] = reason
@@ -133,7 +151,7 @@ def cancel_pending_order(config: StoreConfig, state: EpisodeState, args: Mapping
 
 
 def return_delivered_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
-    item_ids = _item_ids(args)
+    item_ids = item_ids_argument(args)
     order_id, reason = str(args["order_id"]), str(args["reason"])
     current = state.owned_order(order_id)
     if current["status"] != "delivered":
@@ -142,51 +160,51 @@ def return_delivered_order_items(config: StoreConfig, state: EpisodeState, args:
         raise ToolError("invalid or missing return reason")
     owner = str(current["user_id"])
     user = state.user(owner)
-    _require_in_order(current, item_ids)
-    _require_eligible(config, state, current, item_ids, "returned")
-    method = _key(args, "payment_method_id")
-    if not _destination_allowed(config, user, current, method):
+    require_in_order(current, item_ids)
+    require_eligible(config, state, current, item_ids, "returned")
+    method = key_argument(args, "payment_method_id")
+    if not destination_allowed(config, user, current, method):
         raise ToolError("refund destination not permitted for this account")
-    gross = sum(_first_item(current, item_id)["price"] for item_id in item_ids)
-    refund = round(gross * (1.0 - config.return_fee[_tier(user)]), 2)
-    parts = _refund_parts(config, user, current, method, refund)
+    gross = sum(first_item(current, item_id)["price"] for item_id in item_ids)
+    refund = round(gross * (1.0 - config.return_fee[membership_tier(user)]), 2)
+    parts = refund_parts(config, user, current, method, refund)
     for payer, _ in parts:
-        _method(user, payer)
+        payment_method(user, payer)
     order = state.order_for_write(order_id)
     order["status"] = "return requested"
     order["return_items"] = sorted(item_ids)
     order["return_reason"] = reason
     order["return_refund_amount"] = refund
     for payer, part in parts:
-        _settle(state, owner, order, payer, -part)
+        settle(state, owner, order, payer, -part)
     return order
 
 
 def exchange_delivered_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
-    item_ids = _item_ids(args)
+    item_ids = item_ids_argument(args)
     order_id = str(args["order_id"])
     current = state.owned_order(order_id)
     if current["status"] != "delivered":
         raise ToolError("non-delivered order cannot be exchanged")
     owner = str(current["user_id"])
     user = state.user(owner)
-    method = _key(args, "payment_method_id")
+    method = key_argument(args, "payment_method_id")
     card = user["payment_methods"].get(method)
     if card is None:
         raise ToolError("payment method not found")
-    _require_eligible(config, state, current, item_ids, "exchanged")
-    new_item_ids = _new_item_ids(args)
-    difference = _swap_difference(state, current, item_ids, new_item_ids)
+    require_eligible(config, state, current, item_ids, "exchanged")
+    new_item_ids = new_item_ids_argument(args)
+    difference = swap_difference(state, current, item_ids, new_item_ids)
     if difference > 0:
         if (not config.exchange_any_method and card["source"] != "gift_card"
-                and method != _original_method(current)):
+                and method != original_method(current)):
             raise ToolError("the price difference must be paid via the original payment method or a gift card")
-        _require_cover(card, difference)
-    elif difference < 0 and not _destination_allowed(config, user, current, method):
+        require_cover(card, difference)
+    elif difference < 0 and not destination_allowed(config, user, current, method):
         raise ToolError("refund destination not permitted for this account")
     order = state.order_for_write(order_id)
     if difference != 0:
-        _settle(state, owner, order, method, difference)
+        settle(state, owner, order, method, difference)
     order["status"] = "exchange requested"
     # Two independently sorted lists, as the reference stores them: no positional pairing.
     order["exchange_items"] = sorted(item_ids)
@@ -197,28 +215,28 @@ def exchange_delivered_order_items(config: StoreConfig, state: EpisodeState, arg
 
 
 def modify_pending_order_items(config: StoreConfig, state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
-    item_ids = _item_ids(args)
+    item_ids = item_ids_argument(args)
     order_id = str(args["order_id"])
     current = state.owned_order(order_id)
     if current["status"] != "pending":
         raise ToolError("only pending orders can be modified")
     owner = str(current["user_id"])
-    method = _key(args, "payment_method_id")
+    method = key_argument(args, "payment_method_id")
     card = state.user(owner)["payment_methods"].get(method)
     if card is None:
         raise ToolError("payment method not found")
-    if card["source"] != "gift_card" and method != _original_method(current):
+    if card["source"] != "gift_card" and method != original_method(current):
         raise ToolError("the price difference must be settled via the original payment method or a gift card")
-    new_item_ids = _new_item_ids(args)
-    difference = _swap_difference(state, current, item_ids, new_item_ids)
-    _require_cover(card, difference)
+    new_item_ids = new_item_ids_argument(args)
+    difference = swap_difference(state, current, item_ids, new_item_ids)
+    require_cover(card, difference)
     order = state.order_for_write(order_id)
     if difference != 0:
-        _settle(state, owner, order, method, difference)
+        settle(state, owner, order, method, difference)
     swapped: set[int] = set()
     for old, new in zip(item_ids, new_item_ids, strict=True):
         index = next(i for i, item in enumerate(order["items"]) if item["item_id"] == old and i not in swapped)
-        order["items"][index] = _catalog_line(state.product(str(order["items"][index]["product_id"])), new)
+        order["items"][index] = catalog_line(state.product(str(order["items"][index]["product_id"])), new)
         swapped.add(index)
     if config.record_modifications:
         # sorted, so the same swaps give the same state whatever order the caller listed them in
@@ -229,21 +247,22 @@ def modify_pending_order_items(config: StoreConfig, state: EpisodeState, args: M
 
 
 def place_order(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
-    item_ids = _item_ids(args)
+    item_ids = item_ids_argument(args)
     user_id = str(args["user_id"])
     user = state.user(user_id)
     methods: Mapping[str, JSON] = user["payment_methods"]
-    method = _key(args, "payment_method_id")
+    method = key_argument(args, "payment_method_id")
     if method not in methods:
         raise ToolError("payment method not found")
-    fallback = None if args.get("fallback_payment_method_id") is None else _key(args, "fallback_payment_method_id")
+    given = args.get("fallback_payment_method_id") is not None
+    fallback = key_argument(args, "fallback_payment_method_id") if given else None
     if fallback is not None and fallback not in methods:
         raise ToolError("fallback payment method not found")
     if fallback is not None and "gift_card" in fallback:
         raise ToolError("fallback payment method cannot be a gift card")
-    items = [_orderable(state, item_id) for item_id in item_ids]
+    items = [orderable(state, item_id) for item_id in item_ids]
     total = round(sum(item["price"] for item in items), 2)
-    payments, balance_after = _order_payments(methods[method], method, fallback, total)
+    payments, balance_after = order_payments(methods[method], method, fallback, total)
     order: dict[str, JSON] = {
         "order_id": state.new_order_id(), "user_id": user_id, "address": dict(user["address"]), "items": items,
         "status": "pending", "placed_at": TODAY,
@@ -254,196 +273,3 @@ def place_order(state: EpisodeState, args: Mapping[str, JSON]) -> JSON:
         state.user_for_write(user_id)["payment_methods"][method]["balance"] = balance_after
     state.add_order(order)
     return order
-
-
-# ------------------------------------------------------------------------------------------ checks
-
-def _key(args: Mapping[str, JSON], name: str) -> str:
-    """An argument the reference looks up as a dict key, where a list or an object fails as in Python."""
-    problem = unhashable_error(args[name])
-    if problem is not None:
-        raise ToolError(problem)
-    return str(args[name])
-
-
-def _tier(user: Mapping[str, JSON]) -> str:
-    return str(user.get("membership", "bronze"))
-
-
-def _method(user: Mapping[str, JSON], method: str) -> Mapping[str, JSON]:
-    """A payment method on the account; a missing one fails as the reference's lookup does."""
-    found: Mapping[str, JSON] | None = user["payment_methods"].get(method)
-    if found is None:
-        raise ToolError(repr(method))
-    return found
-
-
-def _item_ids(args: Mapping[str, JSON]) -> list[str]:
-    values = args.get("item_ids")
-    if not values:
-        raise ToolError("item_ids must not be empty")
-    if not isinstance(values, list):
-        raise ToolError("item_ids must be a list of item ids")
-    return [str(value) for value in values]
-
-
-def _new_item_ids(args: Mapping[str, JSON]) -> list[str]:
-    values = args["new_item_ids"]
-    if not isinstance(values, list):
-        raise ToolError("new_item_ids must be a list of item ids")
-    return [str(value) for value in values]
-
-
-def _original_method(order: Mapping[str, JSON]) -> str:
-    return str(order["payment_history"][0]["payment_method_id"])
-
-
-def _first_item(order: Mapping[str, JSON], item_id: str) -> Mapping[str, JSON]:
-    found: Mapping[str, JSON] = next(item for item in order["items"] if item["item_id"] == item_id)
-    return found
-
-
-def _require_in_order(order: Mapping[str, JSON], item_ids: list[str]) -> None:
-    """Each id at most as many times as the order holds it."""
-    held = [str(item["item_id"]) for item in order["items"]]
-    if any(item_ids.count(item_id) > held.count(item_id) for item_id in item_ids):
-        raise ToolError("some item not found")
-
-
-def _age_in_days(order: Mapping[str, JSON]) -> int | None:
-    delivered = order.get("delivered_at")
-    if delivered is None:
-        return None
-    return (datetime.date.fromisoformat(TODAY) - datetime.date.fromisoformat(str(delivered))).days
-
-
-def _require_eligible(config: StoreConfig, state: EpisodeState, order: Mapping[str, JSON], item_ids: list[str],
-                      verb: str) -> None:
-    """Final sale and the category window, item by item; the return tool may be permissive on either."""
-    age = _age_in_days(order)
-    returning = verb == "returned"
-    for item_id in item_ids:
-        product = state.product_of_item(item_id)
-        if product is None:
-            raise ToolError("some item not found")
-        if product["variants"][item_id].get("clearance") and not (returning and config.clearance_returnable):
-            raise ToolError(f"item {item_id} is a clearance item (final sale) and cannot be {verb}")
-        category = product["category"]
-        window = config.return_window_days[category]
-        if (age is None or age > window) and not (returning and config.window_returnable):
-            # verb[:-1]: the reference names the window "returne" / "exchange" this way; kept verbatim
-            raise ToolError(f"the {category} {verb[:-1]} window ({window} days after delivery) has passed "
-                            "for this order")
-
-
-def _destination_allowed(config: StoreConfig, user: Mapping[str, JSON], order: Mapping[str, JSON],
-                         method: str) -> bool:
-    """A gift card always; the order's original method for the tiers allowed it."""
-    card = user["payment_methods"].get(method)
-    if card is None:
-        return False
-    if card["source"] == "gift_card":
-        return True
-    return _tier(user) in config.refund_original_tiers and method == _original_method(order)
-
-
-def _require_cover(card: Mapping[str, JSON], amount: float) -> None:
-    if card["source"] == "gift_card" and amount > 0 and card["balance"] < amount:
-        raise ToolError(f"insufficient gift card balance (balance ${card['balance']:.2f} < ${amount:.2f})")
-
-
-def _swap_difference(state: EpisodeState, order: Mapping[str, JSON], item_ids: list[str],
-                     new_item_ids: list[str]) -> float:
-    """What the new variants cost more (or less) than the items they replace, after checking each pair."""
-    if len(item_ids) != len(new_item_ids):
-        raise ToolError("item_ids and new_item_ids must have the same length")
-    held = [str(item["item_id"]) for item in order["items"]]
-    difference = 0.0
-    for old, new in zip(item_ids, new_item_ids, strict=True):
-        if item_ids.count(old) > held.count(old):
-            raise ToolError("some item not found")
-        item = _first_item(order, old)
-        variants = _catalog_product(state, str(item["product_id"])).get("variants", {})
-        if new not in variants:
-            raise ToolError("new item is not a variant of the same product")
-        variant = variants[new]
-        if not variant["available"]:
-            raise ToolError("new item is not available")
-        if variant.get("clearance"):
-            raise ToolError("new item is a clearance item (final sale) and cannot be selected")
-        difference += variant["price"] - item["price"]
-    return round(difference, 2)
-
-
-def _catalog_product(state: EpisodeState, product_id: str) -> Mapping[str, JSON]:
-    try:
-        return state.product(product_id)
-    except ToolError:
-        return {}
-
-
-def _catalog_line(product: Mapping[str, JSON], item_id: str) -> dict[str, JSON]:
-    variant = product["variants"][item_id]
-    return {"name": product["name"], "product_id": product["product_id"], "item_id": item_id,
-            "price": variant["price"], "options": variant["options"]}
-
-
-def _orderable(state: EpisodeState, item_id: str) -> dict[str, JSON]:
-    product = state.product_of_item(item_id)
-    if product is None:
-        raise ToolError("item not found")
-    if not product["variants"][item_id]["available"]:
-        raise ToolError("item is not available")
-    return _catalog_line(product, item_id)
-
-
-# ------------------------------------------------------------------------------------------- money
-
-def _refund_parts(config: StoreConfig, user: Mapping[str, JSON], order: Mapping[str, JSON], method: str,
-                  refund: float) -> list[tuple[str, float]]:
-    """Where a return refund goes: the destination, or (proportional split refunds, a card destination,
-    an order paid with several methods) every paying method by its share, the last taking the remainder."""
-    paid: dict[str, float] = {}
-    for entry in order["payment_history"]:
-        if entry["transaction_type"] == "payment":
-            payer = str(entry["payment_method_id"])
-            paid[payer] = round(paid.get(payer, 0.0) + entry["amount"], 2)
-    if not (config.split_refund_proportional and user["payment_methods"][method]["source"] != "gift_card"
-            and len(paid) > 1):
-        return [(method, refund)]
-    total_paid = sum(paid.values())
-    parts: list[tuple[str, float]] = []
-    allotted = 0.0
-    for index, payer in enumerate(paid):
-        last = index == len(paid) - 1
-        part = round(refund - allotted, 2) if last else round(refund * paid[payer] / total_paid, 2)
-        allotted = round(allotted + part, 2)
-        parts.append((payer, part))
-    return parts
-
-
-def _settle(state: EpisodeState, owner: str, order: dict[str, JSON], method: str, amount: float) -> None:
-    """A signed money movement: a charge (amount > 0) or a refund, written on the order and, for a gift
-    card, on its balance at once. Cover was checked before anything was written."""
-    user = state.user(owner)
-    if user["payment_methods"][method]["source"] == "gift_card":
-        card = state.user_for_write(owner)["payment_methods"][method]
-        card["balance"] = round(card["balance"] - amount, 2)
-    order["payment_history"].append({"transaction_type": "payment" if amount > 0 else "refund",
-                                     "amount": round(abs(amount), 2), "payment_method_id": method})
-
-
-def _order_payments(card: Mapping[str, JSON], method: str, fallback: str | None,
-                    total: float) -> tuple[list[tuple[str, float]], float | None]:
-    """A new order's payments and the paying gift card's balance after them (None: not a gift card).
-    A gift card short of the total is drained and the rest charged to the fallback."""
-    if card["source"] != "gift_card":
-        return [(method, total)], None
-    balance = card["balance"]
-    if balance >= total:
-        return [(method, total)], round(balance - total, 2)
-    if fallback is None:
-        raise ToolError(f"insufficient gift card balance (balance ${balance:.2f} < total ${total:.2f}) "
-                        "and no fallback payment method")
-    drained = [(method, round(balance, 2))] if balance > 0 else []
-    return [*drained, (fallback, round(total - balance, 2))], 0.0

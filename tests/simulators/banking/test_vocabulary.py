@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from methods.tabular import banking as tabular
+from methods.tabular import banking_units as tabular
 from simulators.domains.banking import rules
 from simulators.domains.banking.vocabulary import APPROVE, CONDITIONS, Verdict, holds, read_rule
 

@@ -4,6 +4,7 @@ form, and the tabular learner reads the vocabulary's names and rule reader inste
 from __future__ import annotations
 
 from methods.tabular import retail as tabular
+from methods.tabular import retail_evidence
 from simulators.domains.retail import vocabulary
 from simulators.domains.retail.vocabulary import Condition, parse_policy
 
@@ -16,8 +17,8 @@ def test_a_condition_has_one_text_form() -> None:
 
 
 def test_the_tabular_learner_speaks_the_vocabulary() -> None:
-    assert tabular.ATTRIBUTES is vocabulary.ATTRIBUTES and tabular.TOOL_OP is vocabulary.TOOL_OP
-    assert tabular.POLICY_CODES is vocabulary.POLICY_CODES
+    assert retail_evidence.ATTRIBUTES is vocabulary.ATTRIBUTES and retail_evidence.TOOL_OP is vocabulary.TOOL_OP
+    assert retail_evidence.POLICY_CODES is vocabulary.POLICY_CODES
     assert set(vocabulary.POLICY_CODES) | set(vocabulary.WORLD_CODES) == set(vocabulary.REFUSAL_CODES)
     block = {"return.category": {"deny": ["Home"], "reason": "window_expired"}, "cancel.payment": {"deny": "x"},
              "teleport.status": {"deny": ["pending"]}}
