@@ -59,7 +59,8 @@ async def _one(case: Case, suite: Path, workdir: Path) -> EngineRun:
     dataset = load_dataset(suite, only=case.scenarios)
     scenarios = [dataset.scenarios[name] for name in case.scenarios]
     streams = plan_streams(config.models, config.methods, scenarios,
-                           learns=lambda name: get_method_spec(name).learns, pilot=config.pilot)
+                           learns=lambda name: get_method_spec(name).learns, pilot=config.pilot,
+                           replicas=config.replicas)
     return await run_streams(config, dataset, streams, workdir / f"{case.name}.sqlite", time_models=True)
 
 

@@ -1,9 +1,9 @@
 """A sweep's configuration: from flags or a TOML file, validated where it enters, hashed for resume.
 
 The hash covers what decides results (models and their endpoints, methods, scenarios, dataset, block
-size, seed, pilot, judge, the episode and call settings), not how fast, how dear or where they are
-written (concurrency, budget, prices, journal path, display), so a resumed run may change the latter
-freely.
+size, seed, pilot, repeats, replicas, judge, the episode and call settings), not how fast, how dear or
+where they are written (concurrency, budget, prices, journal path, display), so a resumed run may change
+the latter freely.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ __all__ = ["RESULT_KEYS", "SweepConfig", "allowed_range", "config_from_json", "c
            "stored_config_hash"]
 
 RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
-               "repeats", "max_tokens", "max_turns", "temperature", "call_timeout")
-_HASHED_WHEN_SET = ("max_turns", "temperature", "call_timeout")
+               "repeats", "max_tokens", "max_turns", "temperature", "call_timeout", "replicas")
+_HASHED_WHEN_SET = ("max_turns", "temperature", "call_timeout", "replicas")
 """Keys added after runs were journaled: hashed only when they differ from their default, so a run
 journaled before they existed (its stored hash covers none of them) still resumes."""
 
@@ -74,6 +74,9 @@ class SweepConfig:
     """When > 0: only the first N serving and N test tasks of each window."""
     repeats: int = 1
     """Runs of each test task (`--repeats K`): reports add the spread between repeats and pass^k."""
+    replicas: int = 1
+    """Independent streams of every (model, method, scenario) (`--replicas K`), each with its own serving
+    stream, method state and sampling seed: reports measure the noise between them."""
     journal: str = ""
     budget: float | None = None
     """Hard cap on the run's spend in USD; None: no cap. Raising it on resume continues the run."""
@@ -152,7 +155,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "seed": (0, 2**32 - 1), "block_size": (1, 100_000), "concurrency": (1, 100_000),
     "model_concurrency": (1, 100_000), "max_episode_attempts": (1, 100), "max_request_attempts": (1, 100),
     "breaker_failures": (1, 10_000), "max_tokens": (1, 10_000_000), "pilot": (0, 10_000_000),
-    "repeats": (1, 1_000), "max_turns": (1, 10_000), "shards": (0, 100_000),
+    "repeats": (1, 1_000), "max_turns": (1, 10_000), "shards": (0, 100_000), "replicas": (1, 1_000),
 }
 """Integer fields and their allowed range (pilot 0 means off)."""
 

@@ -62,7 +62,7 @@ def _rate(stream: StreamProgress, progress: RunProgress) -> str:
 COLUMNS: tuple[Column, ...] = (
     Column("model", 9, lambda s, _: s.model),
     Column("method", 1, lambda s, _: s.method),
-    Column("scenario", 2, lambda s, _: s.scenario),
+    Column("scenario", 2, lambda s, _: s.scenario_label),
     Column("state", 4, stream_state),
     Column("window", 5, lambda s, _: window_text(s), right=True),
     Column("done", 3, lambda s, _: f"{s.done}/{s.total}", right=True),

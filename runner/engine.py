@@ -1,6 +1,7 @@
 """Run a batch of streams: serving strictly in order, test sets fanned out, everything journaled.
 
-Per stream (model, method, scenario):
+Per stream (model, method, scenario, replica; a replica of `--replicas K` is a stream like any other,
+its model and method calls carrying the replica's sampling seed):
 - serving tasks run block by block (block size 1 by default); a block's episodes run concurrently
   against the method state frozen before the block; then `learn`, then ONE transaction journals the
   block's episodes (with the method checkpoint every CHECKPOINT_EVERY serving episodes and at window
@@ -272,7 +273,8 @@ class Engine:
         live = self.progress.streams[stream.stream_id]
         for attempt in range(1, self.max_episode_attempts + 1):
             try:
-                model = self.clients.client(stream.model, unit_id, stream.stream_id, "agent", priority)
+                model = self.clients.client(stream.model, unit_id, stream.stream_id, "agent", priority,
+                                            stream.sampling_seed)
                 judge = self.judges(stream, unit_id, priority)
                 return await run_episode(task, stream.scenario.environment, domain, model, context, judge,
                                          self.limits)
@@ -325,7 +327,7 @@ class Engine:
             # One cache scope for the stream's learning calls: a block re-run after a crash asks the same
             # questions again and gets its paid answers back.
             client = self.clients.client(stream.model, f"{stream.stream_id}|method", stream.stream_id, "method",
-                                         SERVING)
+                                         SERVING, stream.sampling_seed)
         return spec.build(MethodSetup(scenario=scenario.name, domain=scenario.domain, client=client,
                                       bulletins=bulletins))
 
@@ -379,5 +381,6 @@ def audit_row(run_id: str, unit_id: str, stream_id: str, result: EpisodeResult) 
 def stream_progress(stream: Stream) -> StreamProgress:
     return StreamProgress(stream_id=stream.stream_id, model=stream.model, method=stream.method,
                           scenario=stream.scenario.name, serving_total=len(stream.serving),
-                          test_total=len(stream.test) * stream.repeats, windows=len(stream.windows()))
+                          test_total=len(stream.test) * stream.repeats, windows=len(stream.windows()),
+                          replica=stream.replica)
 

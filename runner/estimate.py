@@ -34,12 +34,12 @@ StreamKey = tuple[str, str]
 
 def full_counts(streams: Sequence[Stream]) -> dict[str, dict[Cell, int]]:
     """Method -> (scenario, phase) -> episodes of one model's sweep without the pilot cut (serving only
-    where the method learns; each test task once per repeat)."""
+    where the method learns; each test task once per repeat; everything once per stream replica)."""
     counts: dict[str, dict[Cell, int]] = defaultdict(dict)
     for s in streams:
         cells = counts[s.method]
-        cells[(s.scenario.name, "serving")] = len(s.scenario.serving) if s.serving else 0
-        cells[(s.scenario.name, "test")] = len(s.scenario.test) * s.repeats
+        cells[(s.scenario.name, "serving")] = (len(s.scenario.serving) if s.serving else 0) * s.replicas
+        cells[(s.scenario.name, "test")] = len(s.scenario.test) * s.repeats * s.replicas
     return dict(counts)
 
 
@@ -125,7 +125,8 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
                                        f"scenario '{missing[0]}'; it has {', '.join(known)}")
         dataset = load_dataset(run.dataset_path, only=names)
         streams = plan_streams(models, methods, [dataset.scenarios[n] for n in names],
-                               learns=lambda name: get_method_spec(name).learns, repeats=config.repeats)
+                               learns=lambda name: get_method_spec(name).learns, repeats=config.repeats,
+                               replicas=config.replicas)
         rows = await run_projection(reader, run, streams, models, methods)
     if as_json:
         return projection_json(rows)

@@ -1,9 +1,14 @@
 """A sweep's plan: streams and their units of work, with ids that make reruns safe.
 
-A stream is (model, method, scenario). Its units are the serving tasks in stream order and each
-window's test tasks, each test task once per repeat (`--repeats K`; serving stays one stream). A unit id
-says exactly which work it is, `stream|phase|task` (`|r<k>` added for repeat k >= 1), so a resume finds
-finished work by id. Pure functions: no I/O.
+A stream is (model, method, scenario, replica). Its units are the serving tasks in stream order and
+each window's test tasks, each test task once per repeat (`--repeats K`: repeats share the stream's
+learned state). A replica (`--replicas K`) is a whole second stream of the same cell: its own serving
+stream, method state, checkpoints and test sets, and its own sampling seed where the provider takes one,
+so replicas measure how much a score depends on what one serving stream happened to teach.
+
+A unit id says exactly which work it is, `stream|phase|task` (`|r<k>` added for repeat k >= 1), and a
+stream id is `model|method|scenario` (`|replica<k>` added for replica k >= 1), so a resume finds finished
+work by id and a run journaled before replicas existed keeps its ids. Pure functions: no I/O.
 """
 
 from __future__ import annotations
@@ -13,7 +18,12 @@ from dataclasses import dataclass, field
 
 from simulators.protocol import Scenario, Task
 
-__all__ = ["RunPart", "Stream", "Unit", "plan_streams", "serving_blocks", "window_tasks"]
+__all__ = ["RunPart", "Stream", "Unit", "plan_streams", "replica_label", "serving_blocks", "window_tasks"]
+
+
+def replica_label(replica: int) -> str:
+    """How a replica shows in stream and unit ids: nothing for replica 0 (today's ids), `replica<k>` else."""
+    return "" if replica == 0 else f"replica{replica}"
 
 
 @dataclass(frozen=True)
@@ -33,10 +43,21 @@ class Stream:
     serving: tuple[Task, ...]
     test: tuple[Task, ...]
     repeats: int = 1
+    replica: int = 0
+    """Which replica of its (model, method, scenario) cell, 0 .. replicas - 1."""
+    replicas: int = 1
+    """Replicas of the cell in the sweep (`--replicas K`)."""
 
     @property
     def stream_id(self) -> str:
-        return f"{self.model}|{self.method}|{self.scenario.name}"
+        base = f"{self.model}|{self.method}|{self.scenario.name}"
+        return base if self.replica == 0 else f"{base}|{replica_label(self.replica)}"
+
+    @property
+    def sampling_seed(self) -> int | None:
+        """The seed this replica's model calls carry where the provider takes one: the replica index once
+        there are replicas to tell apart; None (no seed sent, as before replicas existed) with one."""
+        return self.replica if self.replicas > 1 else None
 
     def unit_id(self, task: Task, repetition: int = 0) -> str:
         base = f"{self.stream_id}|{task.split}|{task.task_id}"
@@ -84,12 +105,14 @@ def _pilot(tasks: Sequence[Task], per_window: int) -> tuple[Task, ...]:
 
 
 def plan_streams(models: Sequence[str], methods: Sequence[str], scenarios: Sequence[Scenario],
-                 learns: Callable[[str], bool], pilot: int = 0, repeats: int = 1) -> list[Stream]:
-    """Every (model, method, scenario). A method that never learns gets no serving stream."""
+                 learns: Callable[[str], bool], pilot: int = 0, repeats: int = 1, replicas: int = 1) -> list[Stream]:
+    """Every (model, method, scenario, replica), replicas of a cell side by side. A method that never
+    learns gets no serving stream."""
     return [
         Stream(model, method, scenario,
-               _pilot(scenario.serving, pilot) if learns(method) else (), _pilot(scenario.test, pilot), repeats)
-        for model in models for method in methods for scenario in scenarios
+               _pilot(scenario.serving, pilot) if learns(method) else (), _pilot(scenario.test, pilot), repeats,
+               replica, replicas)
+        for model in models for method in methods for scenario in scenarios for replica in range(replicas)
     ]
 
 

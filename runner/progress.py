@@ -99,6 +99,12 @@ class StreamProgress:
     held: dict[int, str] = field(default_factory=dict)
     """Call -> why it is held before it is sent ("breaker open", "waiting for quota"), for each of the
     stream's calls that waits at its endpoint's breaker or rate limiter (`runner.providers.waits`)."""
+    replica: int = 0
+    """The stream replica (`--replicas K`); the dashboard names it beside the scenario."""
+
+    @property
+    def scenario_label(self) -> str:
+        return self.scenario if self.replica == 0 else f"{self.scenario} replica {self.replica}"
 
     @property
     def done(self) -> int:

@@ -200,7 +200,8 @@ def plan_sweep(config: SweepConfig, dataset: Dataset) -> list[Stream]:
     """Every stream of the sweep, in plan order (a shard splits this very list)."""
     scenarios = [dataset.scenarios[name] for name in config.scenarios]
     return plan_streams(config.models, config.methods, scenarios,
-                        learns=lambda name: get_method_spec(name).learns, pilot=config.pilot, repeats=config.repeats)
+                        learns=lambda name: get_method_spec(name).learns, pilot=config.pilot, repeats=config.repeats,
+                        replicas=config.replicas)
 
 
 async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
@@ -213,7 +214,7 @@ async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset
                  os.getpid())
     units = (UnitRow(run_id, unit.unit_id, stream.stream_id, stream.model, stream.method, stream.scenario.name,
                      unit.phase, unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category,
-                     unit.task.evaluator.family, unit.repetition)
+                     unit.task.evaluator.family, unit.repetition, stream.replica)
              for stream in streams for unit in stream.units())
     batch = Batch().new_run(run, units).set_meta(machine_meta_key(run_id), machine_info())
     for key, value in (meta or {}).items():

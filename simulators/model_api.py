@@ -35,6 +35,9 @@ class ModelRequest:
     """The stream (and purpose) the request belongs to, for the provider's prompt cache (OpenAI's
     `prompt_cache_key`, the TTL of Anthropic's cache marks). Set by the runner's client stack below the
     journal, so it never changes which answers a request replays."""
+    seed: int | None = None
+    """The sampling seed of the stream replica that asks (`--replicas K`), sent to providers that take
+    one; None: none sent. Kept the last field: a request without one hashes as before seeds existed."""
 
     @property
     def full_system(self) -> str:

@@ -160,7 +160,8 @@ async def _engine(journal: Journal, run_id: str, audit_id: str, config: SweepCon
 async def _episodes(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset) -> list[Recorded]:
     scenarios = [dataset.scenarios[name] for name in config.scenarios]
     streams = plan_streams(config.models, config.methods, scenarios,
-                           learns=lambda name: get_method_spec(name).learns, pilot=config.pilot)
+                           learns=lambda name: get_method_spec(name).learns, pilot=config.pilot,
+                           replicas=config.replicas)
     units = {stream.unit_id(unit.task): (stream, unit.task) for stream in streams for unit in stream.units()}
     found = []
     for row in await journal.read.recorded_episodes(run_id):

@@ -6,6 +6,7 @@ print and the exit code; none of them writes to the journal or drives a run.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import orjson
@@ -99,17 +100,24 @@ async def verify_command(journal: Path, run_id: str, as_json: bool) -> Output:
                                orjson.loads(episode.grade_details))
         if not result.matches:
             mismatches.append((episode.unit_id, result))
-    return _verify_output(run_id, len(episodes), mismatches, as_json), 1 if mismatches else 0
+    replicas = Counter(episode.replica for episode in episodes)
+    return _verify_output(run_id, len(episodes), replicas, mismatches, as_json), 1 if mismatches else 0
 
 
-def _verify_output(run_id: str, checked: int, mismatches: list[tuple[str, Regrade]], as_json: bool) -> str:
+def _verify_output(run_id: str, checked: int, replicas: Counter[int], mismatches: list[tuple[str, Regrade]],
+                   as_json: bool) -> str:
+    """`replicas`: episodes re-graded per stream replica (named when the run has more than one)."""
     if as_json:
-        return orjson.dumps({"run_id": run_id, "episodes": checked, "mismatches": [
+        return orjson.dumps({"run_id": run_id, "episodes": checked,
+                             "episodes_by_replica": {str(k): n for k, n in sorted(replicas.items())}, "mismatches": [
             {"unit_id": unit, "stored": r.stored, "regraded": r.regraded, "judge": r.judge}
             for unit, r in mismatches]}, option=orjson.OPT_INDENT_2).decode()
+    per_replica = ("" if len(replicas) < 2 else
+                   " (" + ", ".join(f"replica {k}: {n}" for k, n in sorted(replicas.items())) + ")")
     if not mismatches:
-        return f"verify {run_id}: all {checked} stored rewards re-grade equal"
-    lines = [f"verify {run_id}: {len(mismatches)} of {checked} stored rewards differ from their re-grade"]
+        return f"verify {run_id}: all {checked} stored rewards re-grade equal{per_replica}"
+    lines = [f"verify {run_id}: {len(mismatches)} of {checked} stored rewards differ from their re-grade"
+             + per_replica]
     lines += [f"  {unit}: stored {r.stored:g}, re-graded {r.regraded:g} ({r.judge})" for unit, r in mismatches]
     return "\n".join(lines)
 
@@ -135,5 +143,6 @@ def _projected_full_cost(row: RunRow, spent: float, episodes: int) -> float:
     config = config_from_json(row.config)
     dataset = dataset_of_run(row, "restore it to gate the run")
     streams = plan_streams(config.models, config.methods, [dataset.scenarios[n] for n in config.scenarios],
-                           learns=lambda name: get_method_spec(name).learns, repeats=config.repeats)
+                           learns=lambda name: get_method_spec(name).learns, repeats=config.repeats,
+                           replicas=config.replicas)
     return project_cost(spent, episodes, full_task_count(streams))

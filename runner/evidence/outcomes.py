@@ -54,6 +54,8 @@ class Outcome:
     output_tokens: int
     cost_usd: float
     latency_s: float
+    replica: int = 0
+    """The stream replica (`--replicas K`) that ran it: its own serving stream and method state."""
 
     @property
     def key(self) -> TaskKey:

@@ -199,7 +199,7 @@ _AUDIT_CASES = "SELECT case_id, verdict, details FROM audit_cases WHERE audit_id
 # --------------------------------------------------------------------------------------- evidence
 _TEST_OUTCOMES = """
 SELECT u.model, u.method, u.scenario, u.task_id, u.family, u.category, u.window, u.repetition, e.reward,
-       e.turns, e.tool_calls, e.input_tokens, e.output_tokens, e.cost_usd, e.latency_s
+       e.turns, e.tool_calls, e.input_tokens, e.output_tokens, e.cost_usd, e.latency_s, u.replica
 FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
 WHERE e.run_id = ? AND u.phase = 'test'
 ORDER BY u.rowid
@@ -207,7 +207,7 @@ ORDER BY u.rowid
 _META = "SELECT value FROM meta WHERE key = ?"
 _META_PREFIXED = "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key"
 _RECORDED_EPISODES = """
-SELECT u.unit_id, u.scenario, u.phase, u.task_id, e.reward, e.judge, e.record, e.grade_details
+SELECT u.unit_id, u.scenario, u.phase, u.task_id, e.reward, e.judge, e.record, e.grade_details, u.replica
 FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id
 WHERE e.run_id = ?
 ORDER BY u.rowid
@@ -352,7 +352,7 @@ class Reader(ViewQueries):
     # ------------------------------------------------------------------------------------ evidence
 
     async def test_outcomes(self, run_id: str) -> list[TestOutcome]:
-        """Every finished test episode with its task's family and repetition, in planning order."""
+        """Every finished test episode with its task's family, repetition and stream replica, in planning order."""
         return [TestOutcome._make(row) for row in await self._rows(_TEST_OUTCOMES, (run_id,))]
 
     async def recorded_episodes(self, run_id: str) -> list[RecordedEpisode]:

@@ -119,6 +119,8 @@ class UnitRow(NamedTuple):
     """The evaluator's family (empty when the dataset has none): what intervals resample."""
     repetition: int
     """0 for a task's first (or only) run; 1..K-1 for the repeats of `--repeats K`."""
+    replica: int = 0
+    """The stream's replica, 0..K-1 of `--replicas K` (not an endpoint pool's replica)."""
 
 
 class EpisodeRow(NamedTuple):
@@ -422,6 +424,8 @@ class TestOutcome(NamedTuple):
     output_tokens: int
     cost_usd: float
     latency_s: float
+    replica: int = 0
+    """The stream replica (`--replicas K`) that ran it."""
 
 
 class RecordedEpisode(NamedTuple):
@@ -435,6 +439,8 @@ class RecordedEpisode(NamedTuple):
     judge: str
     record: bytes
     grade_details: bytes
+    replica: int = 0
+    """The stream replica (`--replicas K`) that ran it."""
 
 
 class StreamEpisodes(NamedTuple):

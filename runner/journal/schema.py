@@ -1,7 +1,9 @@
 """The journal's tables, its schema version, and how a connection to it is opened (writer or reader).
 
 A journal written by another schema version is refused with one line naming the file; the version
-changes only when the tables do.
+changes only when the tables do. A journal of an older version that `UPGRADES` knows is brought up to
+date in place the first time it is opened (one transaction of added columns with their defaults, so
+every run in it reads as it did), by a writer or, where the file is writable, by a reader.
 """
 
 from __future__ import annotations
@@ -16,16 +18,23 @@ import anyio
 
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "JournalError", "connect_reader", "connect_sync", "connect_writer",
-           "read_only_uri", "refuse_foreign_database"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "UPGRADES", "JournalError", "connect_reader", "connect_sync",
+           "connect_writer", "read_only_uri", "refuse_foreign_database"]
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
 `usage_estimated` (the provider sent no usage; the tokens are estimated from bytes).
 5: state audits per episode (`episode_audits`), audit replays (`audits`, `audit_cases`).
 6: model calls carry `replica` (which base URL of an endpoint pool answered; empty for one endpoint).
 7: model calls carry `cache_write_1h_tokens` (Anthropic's 1-hour cache writes, billed apart from
-5-minute ones) and `cache_ttl` (the TTL the request asked for: '5m', '1h', '' for none)."""
+5-minute ones) and `cache_ttl` (the TTL the request asked for: '5m', '1h', '' for none).
+8: units carry `replica`, the stream replica of `--replicas K` (0 for every unit journaled before; not
+the endpoint replica of `model_calls.replica`, which names a base URL of an endpoint pool)."""
+
+UPGRADES: dict[str, tuple[str, ...]] = {
+    "7": ("ALTER TABLE units ADD COLUMN replica INTEGER NOT NULL DEFAULT 0",),
+}
+"""Version -> the statements that bring it to SCHEMA_VERSION, in one transaction."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,6 +52,7 @@ CREATE TABLE IF NOT EXISTS units (
     task_id TEXT NOT NULL, position INTEGER NOT NULL, category TEXT NOT NULL,
     family TEXT NOT NULL DEFAULT '', repetition INTEGER NOT NULL DEFAULT 0,
     status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+    replica INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, unit_id)
 );
 CREATE INDEX IF NOT EXISTS units_by_stream ON units (run_id, stream_id, phase, status);
@@ -171,7 +181,10 @@ def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
         connection.executescript(SCHEMA)
         connection.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         row = connection.execute(_VERSION_SQL).fetchone()
-        _refuse_version(path, None if row is None else str(row[0]))
+        found = None if row is None else str(row[0])
+        if found in UPGRADES:
+            found = _upgrade(connection, found)
+        _refuse_version(path, found)
     except sqlite3.DatabaseError as exc:
         connection.close()
         raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc}); "
@@ -182,25 +195,73 @@ def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
     return connection
 
 
+def _upgrade(connection: sqlite3.Connection, found: str) -> str:
+    """Bring a journal of version `found` to SCHEMA_VERSION in one transaction (IMMEDIATE: two processes
+    opening it at once upgrade it once); returns the version it now has."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        row = connection.execute(_VERSION_SQL).fetchone()
+        if row is not None and str(row[0]) == found:  # else another process upgraded it meanwhile
+            for statement in UPGRADES[found]:
+                connection.execute(statement)
+            connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    return SCHEMA_VERSION
+
+
+def _upgrade_file(path: Path, found: str) -> None:
+    """A reader found an older journal: upgrade it through a short writer connection, or say what to do
+    when the file cannot be written (a read-only copy)."""
+    try:
+        connect_writer(path, create=False).close()
+    except JournalError as exc:
+        cause = exc.__cause__ or exc
+        raise JournalError(f"{path}: journal schema version {found} needs a one-time upgrade to {SCHEMA_VERSION} "
+                           f"that failed ({cause}); open it once where it is writable") from exc
+
+
 async def connect_reader(path: Path) -> aiosqlite.Connection:
     """A read-only connection: under WAL it reads the last committed state beside the writer, never
-    blocks it, and never sees a transaction the writer has not committed."""
+    blocks it, and never sees a transaction the writer has not committed. An older journal is upgraded
+    first (see UPGRADES)."""
     _prepare(path, create=False)
+    connection = await _connect_read_only(path)
+    found = await _reader_version(path, connection)
+    if found in UPGRADES:
+        await connection.close()
+        await anyio.to_thread.run_sync(_upgrade_file, path, found)
+        connection = await _connect_read_only(path)
+        found = await _reader_version(path, connection)
+    try:
+        _refuse_version(path, found)
+    except BaseException:
+        await connection.close()
+        raise
+    return connection
+
+
+async def _connect_read_only(path: Path) -> aiosqlite.Connection:
     try:
         connection = await aiosqlite.connect(read_only_uri(path), uri=True)
     except sqlite3.DatabaseError as exc:
         raise JournalError(f"{path}: cannot be opened ({exc})") from exc
+    return connection
+
+
+async def _reader_version(path: Path, connection: aiosqlite.Connection) -> str | None:
     try:
         await connection.execute("PRAGMA busy_timeout=10000")
         try:
             rows = await connection.execute_fetchall(_VERSION_SQL)
         except sqlite3.DatabaseError as exc:
             raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc})") from exc
-        _refuse_version(path, next((str(row[0]) for row in rows), None))
     except BaseException:
         await connection.close()
         raise
-    return connection
+    return next((str(row[0]) for row in rows), None)
 
 
 def connect_sync(path: Path) -> sqlite3.Connection:

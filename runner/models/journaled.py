@@ -23,9 +23,18 @@ from simulators.protocol import AssistantTurn, ToolCall
 __all__ = ["JournaledModel", "note_served", "request_hash"]
 
 
+_NO_SEED = b',"seed":null}'
+
+
 def request_hash(run_id: str, unit_id: str, model: str, request: ModelRequest) -> str:
-    payload = orjson.dumps({"run": run_id, "unit": unit_id, "model": model, "request": request},
-                           option=orjson.OPT_SORT_KEYS)
+    """sha256 of the sorted-key JSON {model, request, run, unit}. A request without a seed (the request's
+    last field) hashes without that field, exactly as before seeds existed, so a run journaled then still
+    replays its paid answers on resume."""
+    body = orjson.dumps(request)
+    if request.seed is None and body.endswith(_NO_SEED):
+        body = body[: -len(_NO_SEED)] + b"}"
+    payload = b'{"model":%b,"request":%b,"run":%b,"unit":%b}' % (
+        orjson.dumps(model), body, orjson.dumps(run_id), orjson.dumps(unit_id))
     return hashlib.sha256(payload).hexdigest()
 
 

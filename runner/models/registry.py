@@ -1,6 +1,6 @@
 """Model clients built from the names a user gives.
 
-    scripted, scripted:docs                    the offline scripted agent (free, in-process)
+    scripted, scripted:docs, scripted:noisy=P  the offline scripted agent (free, in-process)
     openai:<model>                             OPENAI_API_KEY
     anthropic:<model>                          ANTHROPIC_API_KEY
     openrouter:<vendor>/<model>                OPENROUTER_API_KEY

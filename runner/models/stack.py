@@ -1,8 +1,8 @@
 """The client an episode, a judge or a method talks to: the provider client wrapped, outermost first,
-in the stream's live counters (turns in flight, spend), the journal (response cache; every call
-recorded), the gate (priority and concurrency), the price (a reservation against the run's budget while
-the call is in flight), and the model's own cap on output tokens (so the reservation is for the request
-as it will be sent).
+in the stream's live counters (turns in flight, spend), the stream replica's sampling seed, the journal
+(response cache; every call recorded), the gate (priority and concurrency), the price (a reservation
+against the run's budget while the call is in flight), and the model's own cap on output tokens (so the
+reservation is for the request as it will be sent).
 
 Cached answers are replayed before the gate, so they take no slot and are never charged; calls waiting
 for a slot hold no reservation. The offline scripted model only passes the gate: it is free and
@@ -23,6 +23,7 @@ from runner.models.journaled import JournaledModel
 from runner.models.priced import PricedModel
 from runner.models.registry import ModelEntry
 from runner.models.scoped import CacheScopedModel, cache_scope
+from runner.models.seeded import seeded
 from runner.models.watched import WatchedModel
 from runner.pricing import Price
 from runner.progress import RunProgress
@@ -52,9 +53,11 @@ class ClientStack:
         self._gates = {name: Gate(run_wide, PriorityLimiter(self.model_concurrency), self.progress)
                        for name in self.models}
 
-    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
-        return self._watched(self._client(model, unit_id, stream_id, purpose, priority), unit_id, stream_id,
-                             purpose)
+    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int,
+               seed: int | None = None) -> ModelClient:
+        """`seed`: the stream replica's sampling seed (None: no seed sent)."""
+        client = seeded(self._client(model, unit_id, stream_id, purpose, priority), seed)
+        return self._watched(client, unit_id, stream_id, purpose)
 
     def serving_claim(self, model: str) -> ServingClaim:
         """A serving stream's claim on `model`'s slots (per model and run-wide), held while it serves."""

@@ -6,7 +6,8 @@ tool results as `role: tool` messages with their `tool_call_id`; streamed with
 `stream_options.include_usage` so the last chunk carries the usage. Bodies keep to what the widest
 set of servers accepts: an assistant turn's `content` is always a string (`""` with tool calls;
 llama-cpp-python rejects `null`), `tool_choice` / `parallel_tool_calls` go only with `tools`, and
-`temperature` only when the sweep sets one (OpenAI's reasoning models refuse it).
+`temperature` only when the sweep sets one (OpenAI's reasoning models refuse it), `seed` only for
+the replicas of `--replicas K` (each its own; Anthropic's Messages API takes none and is sent none).
 `extra_body` is scoped by call purpose (`ExtraBody`). A non-streamed call has no stall timeout:
 the server is silent until its answer is whole, so only the attempt's total timeout ends it.
 
@@ -194,6 +195,8 @@ class OpenAICompatClient:
             body["stream_options"] = {"include_usage": True}
         if self._temperature is not None:
             body["temperature"] = self._temperature
+        if request.seed is not None:  # a stream replica's own samples (`--replicas K`)
+            body["seed"] = request.seed
         if request.tools:
             body["parallel_tool_calls"] = False
         if self._cache_key and request.cache_scope:
