@@ -74,8 +74,9 @@ class NoPriorityStack(ClientStack):
     """Every call at test priority and no slot claimed by serving streams: the gate then serves callers
     first come, first served."""
 
-    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
-        return super().client(model, unit_id, stream_id, purpose, TEST)
+    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int,
+               seed: int | None = None) -> ModelClient:
+        return super().client(model, unit_id, stream_id, purpose, TEST, seed)
 
     def serving_claim(self, model: str) -> ServingClaim:
         return ServingClaim(())

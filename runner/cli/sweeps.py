@@ -31,7 +31,8 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "model_concurrency": "model_concurrency", "pilot": "pilot", "budget": "budget",
                   "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels",
                   "repeats": "repeats", "max_tokens": "max_tokens", "max_turns": "max_turns",
-                  "temperature": "temperature", "call_timeout": "call_timeout", "shards": "shards"}
+                  "temperature": "temperature", "call_timeout": "call_timeout", "shards": "shards",
+                  "replicas": "replicas"}
 
 
 def add_sweep_parsers(commands: Any) -> None:
@@ -85,6 +86,9 @@ def add_result_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window, "
                                                "then the projected cost of the full sweep")
     run.add_argument("--repeats", type=int, help="run each test task K times: spread between repeats and pass^k")
+    run.add_argument("--replicas", type=int, metavar="K",
+                     help="K independent streams of every model, method and scenario (own serving stream, method "
+                          "state and sampling seed): reports measure the noise between them (default 1)")
     run.add_argument("--max-tokens", type=int, help="output tokens per model call at most (default 4096; "
                                                     "a call reserves its worst case from it)")
     run.add_argument("--max-turns", type=within(int, "max_turns"),

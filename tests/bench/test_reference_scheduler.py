@@ -40,8 +40,9 @@ class _Logged:
 
 def _stack(log: list[str]) -> Any:
     class LoggedStack(ClientStack):
-        def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
-            return _Logged(super().client(model, unit_id, stream_id, purpose, priority), unit_id, log)
+        def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int,
+                   seed: int | None = None) -> ModelClient:
+            return _Logged(super().client(model, unit_id, stream_id, purpose, priority, seed), unit_id, log)
     return LoggedStack
 
 

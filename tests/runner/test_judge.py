@@ -53,9 +53,10 @@ class PrioritiesSeen(ClientStack):
 
     asked: list[tuple[str, int]]
 
-    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int) -> ModelClient:
+    def client(self, model: str, unit_id: str, stream_id: str, purpose: Purpose, priority: int,
+               seed: int | None = None) -> ModelClient:
         self.asked = [*getattr(self, "asked", []), (purpose, priority)]
-        return super().client(model, unit_id, stream_id, purpose, priority)
+        return super().client(model, unit_id, stream_id, purpose, priority, seed)
 
 
 async def test_a_serving_episodes_judge_calls_go_at_serving_priority(tmp_path: Path) -> None:
