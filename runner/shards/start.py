@@ -6,13 +6,15 @@ so the same command run again (a requeued array task, a restarted pod) finds the
 a finished shard says so and runs nothing, an unfinished one resumes in place (finished units skipped,
 method state restored) exactly as `shiftbench resume` would, and a run of the same id with another
 config or dataset (a reused `--sweep` name) is refused. The dataset is built or read first, before
-any probe: the split needs it.
+any probe: the split needs it (shards started together build the built-in suite once, under a lock).
 """
 
 from __future__ import annotations
 
+import fcntl
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,7 +29,15 @@ from runner.shards.money import render_split, shard_caps
 from runner.shards.record import ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
 from runner.shards.spec import ShardSpec
 from runner.shards.split import Split, split_cells, streams_work
-from runner.sweep import RunOutcome, code_version, plan_sweep, resolve_dataset, resume_sweep, start_sweep
+from runner.sweep import (
+    RunOutcome,
+    code_version,
+    plan_sweep,
+    resolve_dataset,
+    resume_sweep,
+    start_sweep,
+    suite_root,
+)
 from simulators.dataset import Dataset
 from simulators.errors import ShiftbenchInputError
 
@@ -78,7 +88,8 @@ async def start_shard(config: SweepConfig, spec: ShardSpec, journal_path: Path, 
                       say: Callable[[str], None] = print, sweep_name: str = "") -> RunOutcome:
     check_journal_target(journal_path)
     config = replace(scenarios_present(config), shards=spec.count)
-    dataset = resolve_dataset(config, say)
+    with _one_builder(config):
+        dataset = resolve_dataset(config, say)
     check_oracle_readable(config, dataset)
     plan = await plan_shard(config, dataset, plan_sweep(config, dataset), spec, sweep_name)
     record = plan.record
@@ -95,6 +106,23 @@ async def start_shard(config: SweepConfig, spec: ShardSpec, journal_path: Path, 
     new_cap = record.cap_usd if record.cap_usd != existing.budget_usd else None
     return await resume_sweep(record.run_id, journal_path, display, say, budget=new_cap,
                               meta={shard_meta_key(record.run_id): record.to_json()})
+
+
+@contextmanager
+def _one_builder(config: SweepConfig) -> Iterator[None]:
+    """Shards started together on one file system build the built-in suite once: the first holds a lock
+    on a file beside it while it builds, the others wait and then read what it built."""
+    if config.dataset:
+        yield
+        return
+    lock = suite_root(config).with_name(f".{suite_root(config).name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _has_journal(path: Path) -> bool:
