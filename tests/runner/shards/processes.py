@@ -7,30 +7,16 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import orjson
 
+from tests.runner.test_kill_resume import committed, shiftbench
+
 POLL_S = 0.01
 PROCESS_TIMEOUT_S = 240
-
-
-def shiftbench(*args: str) -> list[str]:
-    return [sys.executable, "-m", "runner.cli", *args]
-
-
-def committed(journal: Path) -> int:
-    """Episodes a journal holds, read as `shiftbench runs` would (0 before it has any)."""
-    if not journal.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=10) as db:
-            return int(db.execute("SELECT count(*) FROM episodes").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
 
 
 def start(cmd: Sequence[str], log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
