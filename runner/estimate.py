@@ -5,7 +5,9 @@ projection (`runner.projection`), so the same journal gives the same numbers.
 `estimate` projects the models, methods and scenarios asked for (by default the run's own) over the
 run's dataset without its pilot cut, priced from the run's table (`runner/prices.toml` with the run's
 overrides). A model the run did not call is re-priced from the run's first model with episodes of the
-method, and the row says so; a model with no price, or a method the run has no episode of, is refused.
+method, and the row says so; a model with no price, or a method the run has no episode of, is refused,
+and so is a run whose calls carry no tokens (the offline scripted model's): its projection would be a
+$0.00 that looks measured, so the message points to a pilot on the target model instead.
 """
 
 from __future__ import annotations
@@ -27,9 +29,28 @@ from runner.tables import text_table
 from simulators.dataset import load_dataset, scenario_names
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["estimate_command", "full_counts", "projection_rows", "render_projection", "run_projection"]
+__all__ = ["NothingToProject", "estimate_command", "full_counts", "projection_rows", "render_projection",
+           "run_projection"]
 
 StreamKey = tuple[str, str]
+
+
+class NothingToProject(ShiftbenchInputError):
+    """The run's calls carry no tokens (the offline scripted models count none): a projection from them
+    would read $0.00 for any model, a figure that looks measured and is not."""
+
+
+def _tokens(found: Measured) -> int:
+    return sum(usage.input_tokens + usage.output_tokens for episode in found.episodes for _, usage in episode.calls)
+
+
+def _no_tokens(sources: Sequence[StreamKey], models: Sequence[str], methods: Sequence[str]) -> NothingToProject:
+    streams = ", ".join(f"{model}/{method}" for model, method in sources)
+    targets = [model for model in models if not model.startswith("scripted")] or ["MODEL"]
+    return NothingToProject(
+        f"estimate: the calls of {streams} carry no tokens (the offline scripted model counts none), so there is "
+        f"nothing to project a cost from; run a pilot on the target model instead, e.g. `shiftbench run --models "
+        f"{','.join(targets)} --methods {','.join(methods)} --pilot 3 --budget 5`")
 
 
 def full_counts(streams: Sequence[Stream]) -> dict[str, dict[Cell, int]]:
@@ -56,6 +77,7 @@ def projection_rows(measures: Mapping[StreamKey, Measured], models: Sequence[str
         raise ShiftbenchInputError(f"--models: no price for '{unknown[0]}' in runner/prices.toml or the run's "
                                    "[prices]; name a priced model (see runner/prices.toml)")
     rows = []
+    silent: list[StreamKey] = []
     for method in methods:
         sources = [model for (model, m), found in measures.items() if m == method and found.episodes]
         if not sources:
@@ -63,7 +85,11 @@ def projection_rows(measures: Mapping[StreamKey, Measured], models: Sequence[str
                                        "project from; name a method it ran")
         for model in models:
             source = model if (model, method) in measures and measures[(model, method)].episodes else sources[0]
+            if not _tokens(measures[(source, method)]):
+                silent.append((source, method))
             rows.append(project(measures[(source, method)], model, method, source, counts.get(method, {}), prices))
+    if silent:
+        raise _no_tokens(list(dict.fromkeys(silent)), models, methods)
     return rows
 
 

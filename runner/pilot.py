@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from runner.budget import Budget
 from runner.cache_savings import run_price_table
 from runner.config import SweepConfig
-from runner.estimate import render_projection, run_projection
+from runner.estimate import NothingToProject, render_projection, run_projection
 from runner.journal import Journal
 from runner.plan import Stream
 
@@ -49,7 +49,10 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
     unpriced = [model for model in models if model not in prices]
     priced = [s for s in streams if s.model not in unpriced]
     methods = list(dict.fromkeys(s.method for s in priced))
-    rows = await run_projection(journal.read, run, priced, [m for m in models if m not in unpriced], methods)
+    try:
+        rows = await run_projection(journal.read, run, priced, [m for m in models if m not in unpriced], methods)
+    except NothingToProject as nothing:
+        return f"Pilot: {finished.tasks} finished tasks, but {str(nothing).removeprefix('estimate: ')}"
     projected, high = sum(r.projected_usd for r in rows), sum(r.high_usd for r in rows)
     line = (f"Pilot: {finished.tasks} finished tasks cost ${finished.cost_usd:.4f}; the full sweep of {full} tasks "
             f"is projected at ${projected:.2f} (up to ${high:.2f})"

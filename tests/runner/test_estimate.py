@@ -133,3 +133,19 @@ def test_an_unknown_run_or_journal_is_exit_2(pilot: tuple[Path, str, list[str], 
     assert "no-such-run" in capsys.readouterr().err
     assert main(["estimate", "--journal", str(tmp_path / "none.sqlite")]) == 2
     assert "none.sqlite" in capsys.readouterr().err
+
+
+def test_an_offline_run_has_no_tokens_to_project_and_points_to_a_pilot_on_the_target_model(
+        built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    assert main(["run", "--dataset", str(built_suite), "--scenarios", "pitch_l1", "--methods", "blind,tabular",
+                 "--pilot", "1", "--display", "none", "--journal", str(journal)]) == 0
+    out = capsys.readouterr().out
+    # The pilot's own table says the same, and the run still succeeds.
+    assert "Pilot: " in out and "carry no tokens" in out and "$0.00" not in out.split("Pilot: ", 1)[1].splitlines()[0]
+    for extra in ([], ["--json"], ["--models", "openai:gpt-4.1-mini"]):
+        assert main(["estimate", "--journal", str(journal), *extra]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        assert "scripted/blind, scripted/tabular carry no tokens" in err and "run a pilot on the target model" in err
+    assert "`shiftbench run --models openai:gpt-4.1-mini --methods blind,tabular --pilot 3" in err
