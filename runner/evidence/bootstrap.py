@@ -5,7 +5,8 @@ not independent draws: they succeed or fail together when a method learns or mis
 resample draws a setting's families with replacement, each bringing all its test tasks, and recomputes
 every figure from them: a setting's H and F, its per-window H and F, and Avg H / Avg F (the mean over
 settings, each setting resampled on its own). The percentile interval of those draws is the figure's
-95% interval.
+95% interval. A figure over a single family has none: every draw brings the same tasks, so its
+percentile "interval" is the point itself, zero wide; it is reported as no interval (1 family).
 
 A resample is a weight matrix: how many times each family is drawn, per draw. It depends only on the
 setting's name, its sorted family list, the seed and the number of draws, so two streams over the
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -133,6 +134,19 @@ class StreamDraws:
     """The figures on the data as it is (what the report prints), per setting and cell."""
     cases: Mapping[str, Mapping[Cell, int]]
     """Tasks behind each figure."""
+    families: Mapping[str, Mapping[Cell, int]] = field(default_factory=dict)
+    """Task families behind each figure. Resampling one family always draws the same tasks: its
+    "interval" would be the point itself, zero wide, and is no interval at all (None below)."""
+
+    def families_of(self, setting: str, cell: Cell) -> int:
+        return self.families.get(setting, {}).get(cell, 0)
+
+    def one_family_each(self, category: str) -> bool:
+        """Every setting averaged into Avg H (hidden) or Avg F has a single family of `category`:
+        the average's draws never vary, so it has no interval either."""
+        counts = [cells[(category, None)] for name, cells in self.families.items() if (category, None) in cells
+                  and (category == "hidden" or name.split("_")[0] in SPECIFIED_DOMAINS)]
+        return bool(counts) and max(counts) < 2
 
     def point(self, setting: str, cell: Cell) -> float | None:
         return self.points.get(setting, {}).get(cell)
@@ -147,14 +161,21 @@ class StreamDraws:
                    if category == "hidden" or name.split("_")[0] in SPECIFIED_DOMAINS)
 
     def setting_interval(self, setting: str, cell: Cell) -> Interval | None:
+        """None when there is nothing to resample, or a single family (`families_of` tells which)."""
         values = self.settings.get(setting, {}).get(cell)
-        return None if values is None else interval(values, self.spec.level)
+        if values is None or (self.families and self.families_of(setting, cell) < 2):
+            return None
+        return interval(values, self.spec.level)
 
     def avg_h_interval(self) -> Interval | None:
-        return None if self.avg_h is None else interval(self.avg_h, self.spec.level)
+        if self.avg_h is None or (self.families and self.one_family_each("hidden")):
+            return None
+        return interval(self.avg_h, self.spec.level)
 
     def avg_f_interval(self) -> Interval | None:
-        return None if self.avg_f is None else interval(self.avg_f, self.spec.level)
+        if self.avg_f is None or (self.families and self.one_family_each("fully_specified")):
+            return None
+        return interval(self.avg_f, self.spec.level)
 
 
 def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC) -> StreamDraws:
@@ -166,17 +187,20 @@ def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC)
     settings: dict[str, dict[Cell, Matrix]] = {}
     points: dict[str, dict[Cell, float]] = {}
     cases: dict[str, dict[Cell, int]] = {}
+    families: dict[str, dict[Cell, int]] = {}
     for name, setting_tasks in by_setting.items():
         sample = SettingSample(name, setting_tasks)
         draws, point, counts = sample.draws(spec), sample.point(), sample.counts.sum(axis=0)
         settings[name] = {cell: draws[:, i] for i, cell in enumerate(sample.cells)}
         points[name] = {cell: float(point[i]) for i, cell in enumerate(sample.cells)}
         cases[name] = {cell: int(counts[i]) for i, cell in enumerate(sample.cells)}
+        present = (sample.counts > 0).sum(axis=0)
+        families[name] = {cell: int(present[i]) for i, cell in enumerate(sample.cells)}
     hidden = [cells[("hidden", None)] for cells in settings.values() if ("hidden", None) in cells]
     specified = [cells[("fully_specified", None)] for name, cells in settings.items()
                  if ("fully_specified", None) in cells and name.split("_")[0] in SPECIFIED_DOMAINS]
     return StreamDraws(spec=spec, settings=settings, avg_h=_average(hidden), avg_f=_average(specified),
-                       points=points, cases=cases)
+                       points=points, cases=cases, families=families)
 
 
 def _average(columns: list[Matrix]) -> Matrix | None:

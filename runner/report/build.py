@@ -20,7 +20,7 @@ import orjson
 
 from runner.audits.rates import StreamAudits, audit_rates
 from runner.cache_savings import CacheFigures, cache_by_stream, cache_total, run_price_table
-from runner.evidence.bootstrap import DEFAULT_SPEC, stream_draws
+from runner.evidence.bootstrap import DEFAULT_SPEC, Interval, stream_draws
 from runner.evidence.outcomes import Outcome, task_values
 from runner.evidence.provenance import (
     machine_meta_key,
@@ -45,6 +45,8 @@ from runner.journal import (
     read_only,
 )
 from runner.report.model import (
+    ONE_FAMILY,
+    ONE_FAMILY_EACH,
     SPECIFIED_DOMAINS,
     Costs,
     Pair,
@@ -199,7 +201,14 @@ def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamRepor
 
     def ci(setting: str, category: str, window: int | None = None) -> Pair:
         found = draws.setting_interval(setting, (category, window))
-        return None if found is None else found.as_list()
+        if found is None:
+            return ONE_FAMILY if draws.families_of(setting, (category, window)) == 1 else None
+        return found.as_list()
+
+    def avg_ci(found: Interval | None, category: str) -> Pair:
+        if found is None:
+            return ONE_FAMILY_EACH if draws.one_family_each(category) else None
+        return found.as_list()
 
     settings = {name: replace(setting, hidden_ci=ci(name, "hidden"), fully_specified_ci=ci(name, "fully_specified"),
                               windows=[replace(w, hidden_ci=ci(name, "hidden", w.window),
@@ -207,8 +216,8 @@ def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamRepor
                                        for w in setting.windows])
                 for name, setting in stream.settings.items()}
     avg_h, avg_f = draws.avg_h_interval(), draws.avg_f_interval()
-    return replace(stream, settings=settings, avg_h_ci=None if avg_h is None else avg_h.as_list(),
-                   avg_f_ci=None if avg_f is None else avg_f.as_list(), repeats=repeat_summary(outcomes),
+    return replace(stream, settings=settings, avg_h_ci=avg_ci(avg_h, "hidden"),
+                   avg_f_ci=avg_ci(avg_f, "fully_specified"), repeats=repeat_summary(outcomes),
                    slices=slices(outcomes))
 
 

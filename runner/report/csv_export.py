@@ -78,7 +78,9 @@ def _cache_cells(cache: CacheFigures) -> list[str]:
 
 
 def _raw_pair(pair: Pair) -> list[str]:
-    return ["", ""] if pair is None else [_raw(pair[0]), _raw(pair[1])]
+    if pair is None or isinstance(pair, str):  # no interval (1 family) goes in both cells, read either way
+        return [pair or "", pair or ""]
+    return [_raw(pair[0]), _raw(pair[1])]
 
 
 def _raw(value: float | None) -> str:

@@ -18,16 +18,21 @@ from runner.evidence.slices import SliceRow
 from runner.runs import ReplicaUse
 from runner.shards.record import SweepRecord
 
-__all__ = ["DOMAIN_ORDER", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair", "Provenance", "Report", "Setting",
-           "StreamKey", "StreamReport", "WindowScore", "percentile", "scenario_domain", "scenario_sort_key"]
+__all__ = ["DOMAIN_ORDER", "ONE_FAMILY", "ONE_FAMILY_EACH", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair",
+           "Provenance", "Report", "Setting", "StreamKey", "StreamReport", "WindowScore", "percentile",
+           "scenario_domain", "scenario_sort_key"]
 
 PURPOSES = ("agent", "judge", "method")
 SPECIFIED_DOMAINS = ("retail", "banking")
 """Avg F covers these domains only: pitch tasks are always hidden-dependent (FORMAT.md)."""
 DOMAIN_ORDER = ("retail", "banking", "pitch")
 
-Pair = list[float] | None
-"""An interval [lo, hi]; None when there is nothing to resample."""
+ONE_FAMILY = "no interval (1 family)"
+ONE_FAMILY_EACH = "no interval (1 family per setting)"
+Pair = list[float] | str | None
+"""An interval [lo, hi]; None when there is nothing to resample; ONE_FAMILY (ONE_FAMILY_EACH for an
+average) when the figure rests on a single task family, whose resamples are all the same tasks: a
+zero-wide "95% interval" would claim a certainty the data does not have, so every format says so."""
 StreamKey = tuple[str, str]
 
 

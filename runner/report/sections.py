@@ -9,9 +9,13 @@ from runner.audits.rates import Rate
 from runner.cache_savings import CacheFigures
 from runner.report.model import Costs, Pair, Report, StreamReport
 
-__all__ = ["Table", "format_score", "percent", "report_sections"]
+__all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "Table", "audit_table", "end_reason_table", "format_score", "percent",
+           "report_sections"]
 
 Table = tuple[list[str], list[list[str]]]
+END_REASONS_TITLE = "End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)"
+AUDITS_TITLE = ("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: proposed / "
+                "executed / state-changing)")
 
 
 def report_sections(report: Report) -> list[tuple[str, Table, str]]:
@@ -23,12 +27,10 @@ def report_sections(report: Report) -> list[tuple[str, Table, str]]:
          _cost_table(report), "llrrrrrrrrrrrrr"),
         ("Prompt cache (every call sent; hit rate = cached / all input tokens; saved = the same tokens at "
          "the plain input price minus what they cost, at the run's prices)", _cache_table(report), "llrrrrr"),
-        ("End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)",
-         _end_table(report), "lll"),
+        (END_REASONS_TITLE, end_reason_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
         ("Windows", _window_table(report), "lllrrrrrr"),
-        *([("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: "
-            "proposed / executed / state-changing)", _audit_table(report), "llrllllr")]
+        *([(AUDITS_TITLE, audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
         *([("Endpoint pools (model calls per replica: answered, and failed on it last)", _replica_table(report),
             "llrr")] if report.replicas else []),
@@ -51,7 +53,7 @@ def _cache_table(report: Report) -> Table:
     return headers, [*rows, row("(run)", "all calls", report.cache)]
 
 
-def _end_table(report: Report) -> Table:
+def end_reason_table(report: Report) -> Table:
     rows = [[s.model, s.method, ", ".join(f"{reason} {n}" for reason, n in s.end_reasons.items()) or "-"]
             for s in report.streams]
     return ["model", "method", "episodes by end reason"], rows
@@ -66,7 +68,9 @@ def _state(stream: StreamReport) -> str:
 
 
 def _interval(pair: Pair) -> str:
-    return "-" if pair is None else f"[{pair[0]:.1f}, {pair[1]:.1f}]"
+    if pair is None or isinstance(pair, str):
+        return pair or "-"
+    return f"[{pair[0]:.1f}, {pair[1]:.1f}]"
 
 
 def _score_table(report: Report) -> Table:
@@ -92,7 +96,7 @@ def _cost_table(report: Report) -> Table:
     return headers, rows
 
 
-def _audit_table(report: Report) -> Table:
+def audit_table(report: Report) -> Table:
     headers = ["model", "method", "episodes", "state match", "state unchanged", "no unsafe write",
                "unsafe writes", "escalations"]
     rows = []

@@ -15,10 +15,14 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from runner.report import StreamReport
@@ -43,8 +47,9 @@ class CellKey:
     window: int | None = None
 
 
-Intervals = Mapping[CellKey, tuple[float, float]]
-"""A figure's interval (low, high), in the same units as the score (0-100)."""
+Intervals = Mapping[CellKey, tuple[float, float] | str]
+"""A figure's interval (low, high), in the same units as the score (0-100), or why it has none
+("no interval (1 family)")."""
 
 
 def stream_label(stream: StreamReport) -> str:
@@ -52,42 +57,75 @@ def stream_label(stream: StreamReport) -> str:
 
 
 def learning_curve_svg(scenario: str, streams: Sequence[StreamReport], intervals: Intervals, salt: str) -> str:
-    """H (solid) and F (dashed) per window of one scenario, one colour per stream."""
-    figure = Figure(figsize=(5.6, 3.4))
+    """H (solid line, filled circles) and F (dashed line, open squares) per window of one scenario, one
+    colour per stream. Streams are drawn a little apart along the window axis (DODGE), so lines that
+    coincide (every stream's F at 100, say) still show each stream's markers side by side."""
+    figure = Figure(figsize=(5.6, 3.7))
     axes = figure.add_subplot()
-    for index, stream in enumerate(streams):
-        setting = stream.settings.get(scenario)
-        if setting is None:
-            continue
+    drawn = [stream for stream in streams if scenario in stream.settings]
+    unbanded = False
+    for index, stream in enumerate(drawn):
+        setting = stream.settings[scenario]
         colour = PALETTE[index % len(PALETTE)]
+        offset = (index - (len(drawn) - 1) / 2) * DODGE
         windows = [w.window for w in setting.windows]
-        for category, style, scores in ((HIDDEN, "-", [w.hidden for w in setting.windows]),
-                                        (SPECIFIED, "--", [w.fully_specified for w in setting.windows])):
+        for category, style, scores in ((HIDDEN, LINE_STYLES[HIDDEN], [w.hidden for w in setting.windows]),
+                                        (SPECIFIED, LINE_STYLES[SPECIFIED],
+                                         [w.fully_specified for w in setting.windows])):
             points = [(x, y) for x, y in zip(windows, scores, strict=True) if y is not None]
             if not points:
                 continue
-            # One legend entry per stream: the colour names it, the line style names the category.
-            label = stream_label(stream) if category == HIDDEN or setting.hidden is None else None
             xs, ys = [x for x, _ in points], [y for _, y in points]
-            axes.plot(xs, ys, style, marker="o", markersize=3.5, color=colour, label=label, linewidth=1.6)
-            _band(axes, stream, scenario, category, xs, intervals, colour)
-    axes.set_title(f"{scenario}: H (solid), F (dashed) per window", fontsize=10)
+            axes.plot([x + offset for x in xs], ys, color=colour, linewidth=1.6, clip_on=False, **style)
+            unbanded |= _band(axes, stream, scenario, category, xs, offset, intervals, colour)
+    axes.set_title(f"{scenario}: score per window", fontsize=10)
     axes.set_xlabel("window")
     axes.set_ylabel("score (mean reward x 100)")
-    axes.set_ylim(-2, 102)
+    axes.set_ylim(-3, 103)  # a line at 0 or 100 stays off the frame
+    axes.margins(x=0.04)
     axes.grid(alpha=0.3)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    _legend(axes)
+    _curve_legend(axes, drawn, unbanded)
     return _svg(figure, salt)
 
 
-def _band(axes: Axes, stream: StreamReport, scenario: str, category: str, xs: Sequence[int],
-          intervals: Intervals, colour: str) -> None:
+DODGE = 0.1
+"""Window units between neighbouring streams' points."""
+LINE_STYLES: dict[str, dict[str, Any]] = {
+    HIDDEN: {"linestyle": "-", "marker": "o", "markersize": 4.5},
+    SPECIFIED: {"linestyle": "--", "marker": "s", "markersize": 4.5, "markerfacecolor": "white"},
+}
+"""How a category is drawn, whatever the stream's colour: the legend's key says the same."""
+
+
+def _band(axes: Axes, stream: StreamReport, scenario: str, category: str, xs: Sequence[int], offset: float,
+          intervals: Intervals, colour: str) -> bool:
+    """The interval band where the windows have intervals; True if some window has none for want of
+    a second task family."""
     bounds = [intervals.get(CellKey(stream.model, stream.method, scenario, category, x)) for x in xs]
-    present = [(x, b) for x, b in zip(xs, bounds, strict=True) if b is not None]
+    present = [(x + offset, b) for x, b in zip(xs, bounds, strict=True) if isinstance(b, tuple)]
     if present:
         axes.fill_between([x for x, _ in present], [b[0] for _, b in present],
                           [b[1] for _, b in present], color=colour, alpha=0.12, linewidth=0)
+    return any(isinstance(b, str) for b in bounds)
+
+
+def _curve_legend(axes: Axes, streams: Sequence[StreamReport], unbanded: bool) -> None:
+    """Below the chart: which colour is which stream, then what a solid and a dashed line mean."""
+    handles: list[Artist] = [Line2D([], [], color=PALETTE[i % len(PALETTE)], linewidth=3)
+                             for i in range(len(streams))]
+    labels = [stream_label(stream) for stream in streams]
+    handles += [Line2D([], [], color="#333333", **LINE_STYLES[HIDDEN]),
+                Line2D([], [], color="#333333", **LINE_STYLES[SPECIFIED])]
+    labels += ["H: hidden-dependent tasks", "F: fully specified tasks"]
+    if unbanded:
+        handles.append(Patch(color="#999999", alpha=0.25))
+        labels.append("band: 95% interval (none where a window has 1 task family)")
+    elif any(axes.collections):
+        handles.append(Patch(color="#999999", alpha=0.25))
+        labels.append("band: 95% interval")
+    axes.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2,
+                frameon=False, handlelength=2.6)
 
 
 def cost_scatter_svg(streams: Sequence[StreamReport], intervals: Intervals, salt: str) -> str:
@@ -101,20 +139,20 @@ def cost_scatter_svg(streams: Sequence[StreamReport], intervals: Intervals, salt
         cost = stream.cost_per_task_usd.total if stream.cost_per_task_usd else 0.0
         colour = PALETTE[index % len(PALETTE)]
         bounds = intervals.get(CellKey(stream.model, stream.method, None, HIDDEN))
-        error = None if bounds is None else [[stream.avg_h - bounds[0]], [bounds[1] - stream.avg_h]]
+        error = [[stream.avg_h - bounds[0]], [bounds[1] - stream.avg_h]] if isinstance(bounds, tuple) else None
         axes.errorbar([cost], [stream.avg_h], yerr=error, fmt="o", color=colour, capsize=3,
-                      label=stream_label(stream))
+                      label=stream_label(stream) + ("" if isinstance(bounds, tuple) or bounds is None
+                                                    else f" ({bounds})"), clip_on=False)
         costs.append(cost)
     axes.set_title("cost per task vs Avg H, one point per stream", fontsize=10)
     axes.set_xlabel("total USD per finished episode")
     axes.set_ylabel("Avg H")
-    axes.set_ylim(-2, 102)
+    axes.set_ylim(-3, 103)
+    # The cost axis starts at 0, so distances read as ratios; points on an edge are drawn whole
+    # (clip_on off). An offline run spends nothing: its points sit on the axis, and the chart says why.
+    axes.set_xlim(0, 1.1 * max(costs) if costs and max(costs) > 0 else 1.0)
     if costs and max(costs) == 0:
-        # An offline run spends nothing: centre the points instead of pinning them to the left edge.
-        axes.set_xlim(-1, 1)
         axes.text(0.5, 0.5, "no spend (offline run)", transform=axes.transAxes, ha="center", color="#999")
-    else:
-        axes.set_xlim(left=0)
     axes.grid(alpha=0.3)
     _legend(axes)
     return _svg(figure, salt)
@@ -154,7 +192,7 @@ def difference_svg(rows: Sequence[DiffRow], title: str, salt: str) -> str:
 
 def _legend(axes: Axes) -> None:
     if axes.get_legend_handles_labels()[0]:
-        axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
+        axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
 
 
 def _svg(figure: Figure, salt: str) -> str:

@@ -31,13 +31,16 @@ def figure(svg: str, kind: str, caption: str) -> str:
     return f"<figure class=chart data-chart={kind} aria-label=\"{escape(caption)}\">{svg}</figure>"
 
 
-def score(value: float | None, bounds: tuple[float, float] | None = None, signed: bool = False) -> str:
-    """A score (or a difference, `signed`) with its interval in brackets, or '-' when there is none."""
+def score(value: float | None, bounds: tuple[float, float] | str | None = None, signed: bool = False) -> str:
+    """A score (or a difference, `signed`) with its interval in brackets, or '-' when there is none; a
+    figure with no interval says why (`bounds` a note such as "no interval (1 family)")."""
     if value is None:
         return "-"
     shown = f"{value:+.1f}" if signed else f"{value:.1f}"
     if bounds is None:
         return shown
+    if isinstance(bounds, str):
+        return f"{shown} <span class=ci>{escape(bounds)}</span>"
     return f"{shown} <span class=ci>[{bounds[0]:.1f}, {bounds[1]:.1f}]</span>"
 
 

@@ -3,7 +3,8 @@
 One file, nothing fetched at view time (`runner.views.html_page`: inline styles and SVG charts, a
 Content-Security-Policy that forbids every network load). Sections, in reading order: the run's
 heading, the leaderboard, the cost / Avg H scatter, one learning-curve chart per scenario, the
-per-setting table with links to each setting's failed episodes, those transcripts, and provenance.
+per-setting table with links to each setting's failed episodes, the state audits and end reasons
+(the text report's own tables), the prompt cache, those transcripts, and provenance.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from html import escape
 
 from runner.cache_savings import CacheFigures
 from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
+from runner.report.model import Pair
 from runner.report.scores import scores_seal
+from runner.report.sections import AUDITS_TITLE, END_REASONS_TITLE, Table, audit_table, end_reason_table
 from runner.report.text import sweep_lines
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
 from runner.views.html_page import facts, figure, page, score, section, table
@@ -24,12 +27,15 @@ from simulators.record import Step
 __all__ = ["render_html", "report_intervals"]
 
 
-def report_intervals(report: Report) -> dict[CellKey, tuple[float, float]]:
-    """The report's own 95% bootstrap intervals (`runner.evidence`), keyed as the charts read them."""
-    found: dict[CellKey, tuple[float, float]] = {}
+def report_intervals(report: Report) -> dict[CellKey, tuple[float, float] | str]:
+    """The report's own 95% bootstrap intervals (`runner.evidence`), keyed as the charts read them; a
+    figure over one task family has its "no interval (1 family)" instead."""
+    found: dict[CellKey, tuple[float, float] | str] = {}
 
-    def put(key: CellKey, pair: list[float] | None) -> None:
-        if pair is not None:
+    def put(key: CellKey, pair: Pair) -> None:
+        if isinstance(pair, str):
+            found[key] = pair
+        elif pair is not None:
             found[key] = (pair[0], pair[1])
 
     for s in report.streams:
@@ -57,6 +63,9 @@ def render_html(report: Report, intervals: Intervals | None = None,
                                                         "scatter", "all streams")
                 + _curves(report, intervals) + "</div>"),
         section("Settings", _settings(report, intervals, failed, anchors)),
+        *([section("State audits", _plain_table(AUDITS_TITLE, audit_table(report)))]
+          if any(s.audits for s in report.streams) else []),
+        section("End reasons", _plain_table(END_REASONS_TITLE, end_reason_table(report))),
         section("Prompt cache", _cache(report)),
         section("Failed episodes", _failed(report, failed, anchors)),
         section("Provenance", _provenance(report)),
@@ -74,7 +83,8 @@ def _heading(report: Report) -> str:
             f"<p>prompt cache: {escape(cache_summary(report.cache))}</p>"
             "<p class=note>Scores are mean reward x 100 over test tasks. H: hidden-dependent tasks, "
             "F: fully specified tasks; Avg H / Avg F weigh every setting once. Bracketed figures and shaded "
-            "bands are 95% bootstrap intervals (task families resampled within each setting).</p></header>")
+            "bands are 95% bootstrap intervals (task families resampled within each setting); a figure "
+            "resting on a single task family has none (no interval (1 family)).</p></header>")
 
 
 def _curves(report: Report, intervals: Intervals) -> str:
@@ -98,6 +108,12 @@ def _leaderboard(report: Report, intervals: Intervals) -> str:
                      score(s.avg_f, intervals.get(CellKey(s.model, s.method, None, SPECIFIED))),
                      str(s.test_done), escape(_state(s)), f"{per:.4f}", f"{s.cost_usd.total:.2f}"])
     return table(["model", "method", "Avg H", "Avg F", "test", "state", "$ / task", "total $"], rows)
+
+
+def _plain_table(title: str, found: Table) -> str:
+    """A table of the text report, its title as the note above it."""
+    headers, rows = found
+    return f"<p class=note>{escape(title)}</p>" + table(headers, [[escape(cell) for cell in row] for row in rows])
 
 
 def _cache(report: Report) -> str:

@@ -86,6 +86,7 @@ def test_paired_differences_use_identical_resamples() -> None:
 
 def test_avg_f_covers_retail_and_banking_only() -> None:
     tasks = [TaskValue("retail_l1", "r", "f", "fully_specified", 0, 100.0),
+             TaskValue("retail_l1", "r2", "g", "fully_specified", 0, 100.0),
              TaskValue("pitch_l1", "p", "f", "fully_specified", 0, 0.0)]
     draws = stream_draws(tasks, BootstrapSpec(draws=50))
     interval = draws.avg_f_interval()
@@ -98,3 +99,19 @@ def test_pairing_refuses_different_task_sets() -> None:
     b = [TaskValue("retail_l1", "y", "f", "hidden", 0, 1.0)]
     with pytest.raises(ValueError):
         paired_values(a, b)
+
+
+def test_a_figure_over_one_family_has_no_interval_however_many_tasks_it_holds() -> None:
+    # pitch_l1's window 0: four tasks of one buyer profile; window 1: two profiles.
+    tasks = [TaskValue("pitch_l1", f"p{i}", "profile-a", "hidden", 0, 100.0 * (i % 2)) for i in range(4)]
+    tasks += [TaskValue("pitch_l1", "q1", "profile-b", "hidden", 1, 0.0),
+              TaskValue("pitch_l1", "q2", "profile-c", "hidden", 1, 100.0)]
+    draws = stream_draws(tasks, BootstrapSpec(draws=200))
+    assert draws.families_of("pitch_l1", ("hidden", 0)) == 1
+    assert draws.setting_interval("pitch_l1", ("hidden", 0)) is None
+    assert draws.families_of("pitch_l1", ("hidden", 1)) == 2
+    wide = draws.setting_interval("pitch_l1", ("hidden", 1))
+    assert wide is not None and wide.lo < wide.hi
+    assert draws.setting_interval("pitch_l1", ("hidden", None)) is not None and not draws.one_family_each("hidden")
+    single = stream_draws(tasks[:4], BootstrapSpec(draws=50))
+    assert single.avg_h_interval() is None and single.one_family_each("hidden")

@@ -123,3 +123,67 @@ def test_chromium_loads_the_page_without_errors_and_draws_every_chart(swept: tup
     for chart in charts:
         assert chart["width"] > 300 and chart["height"] > 150, chart
         assert chart["marks"] >= len(METHODS), chart  # every stream drew at least its line or point
+
+
+def _report_in(swept: tuple[Path, str], capsys: pytest.CaptureFixture[str], *flags: str) -> str:
+    journal, run_id = swept
+    assert main(["report", run_id, "--journal", str(journal), *flags]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_figure_over_one_task_family_says_no_interval_in_every_format(
+        swept: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A pilot's pitch window holds its first tasks: one buyer profile, one family.
+    journal, run_id = swept
+    report = json.loads(_report_in(swept, capsys, "--json"))
+    blind = next(s for s in report["streams"] if s["method"] == "blind")
+    window = blind["settings"]["pitch_l1"]["windows"][0]
+    assert window["hidden_ci"] == "no interval (1 family)"
+    text = _report_in(swept, capsys)
+    row = next(line for line in text.splitlines() if re.match(r"scripted\s+blind\s+pitch_l1\s+0\s", line))
+    assert "no interval (1 family)" in row and "[" not in row
+    markdown = _report_in(swept, capsys, "--md")
+    assert re.search(r"\| scripted \| blind \| pitch_l1 \| 0 \| [\d.]+ \| no interval \(1 family\) \|", markdown)
+    rows = _report_in(swept, capsys, "--csv", "--windows").splitlines()
+    header = rows[0].split(",")
+    pitch = next(line.split(",") for line in rows if ",blind,pitch_l1,0," in line)
+    cells = dict(zip(header, pitch, strict=True))
+    assert cells["h_ci_lo"] == cells["h_ci_hi"] == "no interval (1 family)"
+    page = _html_file(swept, tmp_path).read_text()
+    assert "none where a window has 1 task family" in page  # the learning curve's legend
+
+
+def test_the_page_has_the_text_reports_audit_and_end_reason_tables(
+        swept: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _report_in(swept, capsys)
+    page = _html_file(swept, tmp_path).read_text()
+    for title in ("State audits", "End reasons"):
+        assert f"<h2>{title}</h2>" in page
+    audits = text.split("State audits", 1)[1].splitlines()[3:3 + len(METHODS)]
+    for line in audits:
+        model, method, episodes, *_ = line.split()
+        assert f"<td>{model}</td><td>{method}</td><td>{episodes}</td>" in page, line
+    ends = text.split("End reasons", 1)[1].splitlines()[3:3 + len(METHODS)]
+    for line in ends:
+        model, method, reasons = line.split(None, 2)
+        assert f"<td>{model}</td><td>{method}</td><td>{reasons.strip()}</td>" in page, line
+
+
+def test_the_charts_explain_their_lines_keep_coinciding_lines_apart_and_start_cost_at_zero(
+        swept: tuple[Path, str], tmp_path: Path) -> None:
+    page = _html_file(swept, tmp_path).read_text()
+    curve = page.split('aria-label="retail_l1"', 1)[1].split("</figure>", 1)[0]
+    for key in ("H: hidden-dependent tasks", "F: fully specified tasks", *(f"scripted / {m}" for m in METHODS)):
+        assert key in curve
+    sizes = [float(size) for size in re.findall(r"font-size:\s*([\d.]+)px", curve.split("legend", 1)[1])]
+    assert sizes and min(sizes) >= 8  # legible, not the 7 px it was
+    # Every stream scores F 100 in most windows: their markers sit at the same height, apart in x.
+    marks = [(float(x), float(y))
+             for x, y in re.findall(r'<use xlink:href="#\w+" x="([\d.]+)" y="([\d.]+)"', curve)]
+    top = min(y for _, y in marks)
+    at_top = {round(x, 1) for x, y in marks if abs(y - top) < 0.5}
+    windows = len(re.findall(r'<g id="xtick_\d+">', curve))
+    assert len(at_top) > windows, (at_top, windows)
+    scatter = page.split("data-chart=scatter", 1)[1].split("</figure>", 1)[0]
+    first_tick = re.search(r'<g id="xtick_1">.*?<text[^>]*>([^<]+)</text>', scatter, re.S)
+    assert first_tick is not None and float(first_tick.group(1)) == 0.0
