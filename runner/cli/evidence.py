@@ -27,6 +27,9 @@ def add_evidence_parsers(commands: Any) -> None:
     shown.add_argument("--html", type=Path, metavar="FILE",
                        help="write one self-contained HTML page: the paired differences with their intervals, "
                             "per setting, as a chart and a table, and each side's provenance")
+    compare.add_argument("--shared", action="store_true",
+                         help="compare the test tasks both streams finished (runs over different scenarios, or "
+                              "one stopped early), and say how many each side had that the other did not")
     add_journal(compare)
     verify = commands.add_parser("verify", help="re-grade every journaled episode without a model")
     verify.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
@@ -65,11 +68,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     if args.html is not None:
         html = load_extra("runner.views.compare_html", "html", "compare --html")
-        comparison, a, b = run_async(load_comparison, journal_path(args), args.a, args.b)
+        comparison, a, b = run_async(load_comparison, journal_path(args), args.a, args.b, args.shared)
         write_atomically(args.html, html.render_compare_html(comparison, a, b), "--html")
         print(f"Wrote {args.html}")
         return 0
-    text, code = run_async(compare_command, journal_path(args), args.a, args.b, args.json)
+    text, code = run_async(compare_command, journal_path(args), args.a, args.b, args.json, args.shared)
     print(text)
     return int(code)
 

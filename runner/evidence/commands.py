@@ -56,14 +56,16 @@ async def load_evidence(journal: Path, run_id: str) -> RunEvidence:
 
 # ---------------------------------------------------------------------------- compare
 
-async def compare_command(journal: Path, a_text: str, b_text: str, as_json: bool) -> Output:
-    comparison, _, _ = await load_comparison(journal, a_text, b_text)
+async def compare_command(journal: Path, a_text: str, b_text: str, as_json: bool, shared: bool = False) -> Output:
+    comparison, _, _ = await load_comparison(journal, a_text, b_text, shared)
     return (render_comparison_json(comparison) if as_json else render_comparison_text(comparison)), 0
 
 
-async def load_comparison(journal: Path, a_text: str, b_text: str) -> tuple[Comparison, RunEvidence, RunEvidence]:
+async def load_comparison(journal: Path, a_text: str, b_text: str,
+                          shared: bool = False) -> tuple[Comparison, RunEvidence, RunEvidence]:
     """The comparison of two streams (`RUN_ID` or `RUN_ID:model/method`), with each side's run evidence
-    (for provenance); refused with one line unless both ran the same dataset and finished the same tasks."""
+    (for provenance); refused with one line unless both ran the same dataset and finished the same tasks
+    (`shared`: the tasks both finished)."""
     (a_run, a_stream), (b_run, b_stream) = parse_selector(a_text), parse_selector(b_text)
     a_evidence = await load_evidence(journal, a_run)
     b_evidence = a_evidence if b_run == a_run else await load_evidence(journal, b_run)
@@ -74,7 +76,7 @@ async def load_comparison(journal: Path, a_text: str, b_text: str) -> tuple[Comp
             "of the same dataset")
     a_ref, a_outcomes = a_evidence.stream(a_stream, "A") if a_stream else a_evidence.only_stream("A")
     b_ref, b_outcomes = b_evidence.stream(b_stream, "B") if b_stream else b_evidence.only_stream("B")
-    return compare_streams(a_ref, a_outcomes, b_ref, b_outcomes), a_evidence, b_evidence
+    return compare_streams(a_ref, a_outcomes, b_ref, b_outcomes, shared=shared), a_evidence, b_evidence
 
 
 # ---------------------------------------------------------------------------- verify

@@ -66,11 +66,22 @@ class Comparison:
     """scenario -> {"h": ..., "f": ...} (f only where the setting has fully specified tasks)."""
     per_task: Mapping[str, MeasureDiff]
     spec: BootstrapSpec
+    left_out: tuple[int, int] | None = None
+    """With `shared`: the finished test tasks only A, and only B, had (not compared); None otherwise."""
 
 
 def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b_outcomes: Sequence[Outcome],
-                    spec: BootstrapSpec = DEFAULT_SPEC) -> Comparison:
+                    spec: BootstrapSpec = DEFAULT_SPEC, shared: bool = False) -> Comparison:
+    """`shared`: compare the test tasks both finished and count the rest, instead of refusing two
+    streams whose finished tasks differ (runs over different scenarios, say)."""
     a_tasks, b_tasks = by_task(a_outcomes), by_task(b_outcomes)
+    left_out = None
+    if shared:
+        both = a_tasks.keys() & b_tasks.keys()
+        left_out = (len(a_tasks) - len(both), len(b_tasks) - len(both))
+        a_outcomes = [o for o in a_outcomes if o.key in both]
+        b_outcomes = [o for o in b_outcomes if o.key in both]
+        a_tasks, b_tasks = by_task(a_outcomes), by_task(b_outcomes)
     _check_same_tasks(a, a_tasks, b, b_tasks)
     a_values, b_values = task_values(a_outcomes), task_values(b_outcomes)
     draws = stream_draws(paired_values(a_values, b_values), spec)
@@ -98,7 +109,7 @@ def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b
     avg_f = figure(specified, _mean_of({s: v for s, v in settings.items() if s.split("_")[0] in SPECIFIED_DOMAINS},
                                        "f"), draws.avg_f_interval())
     return Comparison(a=a, b=b, pairs=len(pairs), avg_h=avg_h, avg_f=avg_f, settings=settings,
-                      per_task=_measures(a_tasks, b_tasks), spec=spec)
+                      per_task=_measures(a_tasks, b_tasks), spec=spec, left_out=left_out)
 
 
 def _mean_difference(a: Mapping[TaskKey, float], b: Mapping[TaskKey, float], keys: list[TaskKey]) -> float | None:
@@ -116,14 +127,26 @@ def _check_same_tasks(a: StreamRef, a_tasks: Mapping[TaskKey, list[Outcome]], b:
                       b_tasks: Mapping[TaskKey, list[Outcome]]) -> None:
     if a_tasks.keys() == b_tasks.keys():
         if not a_tasks:
-            raise ShiftbenchInputError(f"{a} and {b} have no finished test tasks to compare")
+            raise ShiftbenchInputError(f"{a} and {b} have no finished test tasks in common to compare")
         return
     only_a, only_b = sorted(a_tasks.keys() - b_tasks.keys()), sorted(b_tasks.keys() - a_tasks.keys())
+    both = len(a_tasks.keys() & b_tasks.keys())
+    shared = f"`compare --shared` compares the {both} test tasks both finished" if both else \
+        "they have no finished test task in common"
+    a_scenarios, b_scenarios = {k[0] for k in a_tasks}, {k[0] for k in b_tasks}
+    if a_scenarios != b_scenarios:
+        raise ShiftbenchInputError(
+            f"{a} and {b} ran different scenarios (only A: {_listed(a_scenarios - b_scenarios)}; only B: "
+            f"{_listed(b_scenarios - a_scenarios)}); {shared}")
     example = (only_a or only_b)[0]
     raise ShiftbenchInputError(
-        f"{a} and {b} did not finish the same test tasks ({len(a_tasks)} vs {len(b_tasks)}; {len(only_a)} only "
-        f"in A, {len(only_b)} only in B, e.g. {example[0]}/{example[1]}); compare runs of the same tasks "
-        "(resume the partial one first)")
+        f"{a} and {b} did not finish the same test tasks of {_listed(a_scenarios)} ({len(a_tasks)} vs "
+        f"{len(b_tasks)}; {len(only_a)} only in A, {len(only_b)} only in B, e.g. {example[0]}/{example[1]}); "
+        f"resume the partial one first, or {shared.removeprefix('they have ')}")
+
+
+def _listed(scenarios: set[str]) -> str:
+    return ", ".join(sorted(scenarios, key=scenario_sort_key)) or "none"
 
 
 def _measures(a_tasks: Mapping[TaskKey, list[Outcome]], b_tasks: Mapping[TaskKey, list[Outcome]],
@@ -153,6 +176,8 @@ def render_comparison_json(comparison: Comparison) -> str:
                      for name, figures in comparison.settings.items()},
         "per_task": {name: vars(m) for name, m in comparison.per_task.items()},
         "bootstrap": vars(comparison.spec),
+        "shared": None if comparison.left_out is None else {"only_a": comparison.left_out[0],
+                                                            "only_b": comparison.left_out[1]},
     }
     return orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
 
@@ -163,7 +188,10 @@ def _figure_json(figure: PairedFigure | None) -> dict[str, Any] | None:
 
 def render_comparison_text(comparison: Comparison) -> str:
     spec = comparison.spec
-    lines = [f"A {comparison.a}  vs  B {comparison.b}: {comparison.pairs} paired test tasks",
+    shared = "" if comparison.left_out is None else (
+        f" (--shared: the tasks both finished; {comparison.left_out[0]} only in A and {comparison.left_out[1]} only "
+        "in B left out)")
+    lines = [f"A {comparison.a}  vs  B {comparison.b}: {comparison.pairs} paired test tasks{shared}",
              f"differences A - B in score points; {spec.level:.0%} paired bootstrap intervals ({spec.draws} draws, "
              f"seed {spec.seed}, {spec.unit}); sign test one-sided (A better), ties dropped", ""]
     rows = [("Avg H", comparison.avg_h), ("Avg F", comparison.avg_f)]

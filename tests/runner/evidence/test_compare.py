@@ -1,10 +1,14 @@
-"""Paired comparison on synthetic outcomes with known answers."""
+"""Paired comparison on synthetic outcomes with known answers, and `compare --shared` on two real runs."""
 
 from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
 
 import orjson
 import pytest
 
+from runner.cli import main
 from runner.evidence.compare import compare_streams, render_comparison_json, render_comparison_text
 from runner.evidence.outcomes import Outcome, StreamRef
 from runner.evidence.slices import slices
@@ -72,3 +76,42 @@ def test_slices_count_and_score_by_bucket() -> None:
     assert [(r.bucket, r.n, r.score) for r in rows["category"]] == [("fully_specified", 1, 100.0),
                                                                    ("hidden", 2, 50.0)]
     assert [r.bucket for r in rows["tool_calls"]] == ["0-2", "6-10", "21+"]
+
+
+def test_streams_over_different_scenarios_are_refused_naming_them_or_compared_on_their_shared_tasks() -> None:
+    a = [outcome("tabular", scenario, i, "hidden", 1.0) for scenario in ("retail_l1", "banking_l1") for i in range(3)]
+    b = [outcome("blind", scenario, i, "hidden", 0.0) for scenario in ("retail_l1", "pitch_l1") for i in range(3)]
+    with pytest.raises(ShiftbenchInputError) as caught:
+        compare_streams(A, a, B, b)
+    assert str(caught.value).endswith("ran different scenarios (only A: banking_l1; only B: pitch_l1); "
+                                      "`compare --shared` compares the 3 test tasks both finished")
+    shared = compare_streams(A, a, B, b, shared=True)
+    assert shared.pairs == 3 and shared.left_out == (3, 3) and list(shared.settings) == ["retail_l1"]
+    assert shared.avg_h is not None and shared.avg_h.diff == 100.0 and shared.avg_h.wins == 3
+    assert orjson.loads(render_comparison_json(shared))["shared"] == {"only_a": 3, "only_b": 3}
+    assert "3 paired test tasks (--shared: the tasks both finished; 3 only in A and 3 only in B left out)" in \
+        render_comparison_text(shared)
+    assert orjson.loads(render_comparison_json(compare_streams(A, a[:3], B, b[:3])))["shared"] is None
+    with pytest.raises(ShiftbenchInputError, match="have no finished test tasks in common"):
+        compare_streams(A, a[3:], B, b[3:], shared=True)
+
+
+def test_compare_shared_of_two_complete_runs_over_different_scenarios(
+        built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    for methods, scenarios in (("tabular", "retail_l1,banking_l1"), ("blind", "retail_l1,pitch_l1")):
+        assert main(["run", "--dataset", str(built_suite), "--methods", methods, "--scenarios", scenarios,
+                     "--pilot", "1", "--display", "none", "--journal", str(journal)]) == 0
+    capsys.readouterr()
+    with sqlite3.connect(journal) as db:
+        a_run, b_run = (row[0] for row in db.execute("SELECT run_id FROM runs ORDER BY created_at"))
+        (shared,) = db.execute("SELECT count(*) FROM units WHERE run_id = ? AND phase = 'test' AND scenario = "
+                               "'retail_l1'", (a_run,)).fetchone()
+    assert main(["compare", a_run, b_run, "--journal", str(journal)]) == 2
+    err = capsys.readouterr().err
+    assert f"ran different scenarios (only A: banking_l1; only B: pitch_l1); `compare --shared` compares the " \
+           f"{shared} test tasks both finished" in err
+    assert main(["compare", a_run, b_run, "--shared", "--json", "--journal", str(journal)]) == 0
+    payload = orjson.loads(capsys.readouterr().out)
+    assert payload["pairs"] == shared and list(payload["settings"]) == ["retail_l1"]
+    assert payload["shared"]["only_a"] > 0 and payload["shared"]["only_b"] > 0
