@@ -35,9 +35,9 @@ SCORE_FIELDS = ("model", "method", "complete", "test_done", "test_planned", "avg
 
 
 def task_rewards_digest(outcomes: Iterable[TestOutcome]) -> str:
-    """sha256 over every finished test episode's (model, method, scenario, task, repetition, reward),
-    sorted: the same rewards give the same digest in any unit order."""
-    rows = sorted([o.model, o.method, o.scenario, o.task_id, o.repetition, o.reward] for o in outcomes)
+    """sha256 over every finished test episode's (model, method, scenario, replica, task, repetition,
+    reward), sorted: the same rewards give the same digest in any unit order."""
+    rows = sorted([o.model, o.method, o.scenario, o.replica, o.task_id, o.repetition, o.reward] for o in outcomes)
     return hashlib.sha256(orjson.dumps(rows)).hexdigest()
 
 

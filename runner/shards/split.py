@@ -1,6 +1,6 @@
 """Which process runs which part of a sweep: a deterministic split of its cells, balanced by projected work.
 
-A cell is one planned stream (model x method x scenario, and replica once streams carry one): its
+A cell is one planned stream (model x method x scenario x replica): its
 serving episodes must run in order in one process, and its test sets against that process's method
 state, so a cell is never cut. Every shard computes the same split from the same plan, with no
 coordination: the cells are ordered by projected work (largest first, ties in plan order) and each

@@ -60,8 +60,9 @@ async def plan_shard(config: SweepConfig, dataset: Dataset, streams: list[Stream
                      sweep_name: str = "") -> ShardPlan:
     """The split of the sweep and this shard's part of it (prices come from the sweep's models)."""
     if spec.count > len(streams):
-        raise ShiftbenchInputError(f"{spec.source}: the sweep has {len(streams)} cells (model x method x scenario) "
-                                   f"and cannot be split into {spec.count} shards; use at most {len(streams)}")
+        raise ShiftbenchInputError(f"{spec.source}: the sweep has {len(streams)} cells (model x method x scenario x "
+                                   f"replica) and cannot be split into {spec.count} shards; use at most "
+                                   f"{len(streams)}")
     models = build_models(config)
     try:
         prices = model_prices(config, models)

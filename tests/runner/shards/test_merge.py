@@ -190,3 +190,23 @@ async def test_another_dataset_is_refused_and_a_partial_merge_names_what_is_miss
     # A merged run is not resumed: its shards are.
     with pytest.raises(ShiftbenchInputError, match="merge of shard journals"):
         await resume_sweep(outcome.sweep.sweep_id, out, "none", quiet)
+
+
+async def test_a_replicated_sweep_shards_by_replica_and_merges_to_the_one_process_run(built_suite: Path,
+                                                                                       tmp_path: Path) -> None:
+    config = SweepConfig(methods=("tabular",), scenarios=("pitch_l1",), dataset=str(built_suite), pilot=2,
+                         replicas=3)
+    paths = await run_shards(config, tmp_path, count=3)
+    with sqlite3.connect(paths[2]) as db:
+        (stream,), = db.execute("SELECT DISTINCT stream_id FROM units").fetchall()
+    assert stream.startswith("scripted|tabular|pitch_l1") and "replica" in stream  # one replica a shard
+    outcome = await merge_shards(tmp_path / "merged.sqlite", paths, say=quiet)
+    one = await start_sweep(config, tmp_path / "one.sqlite", "none", quiet)
+    sweep = outcome.sweep.sweep_id
+    assert rewards(tmp_path / "merged.sqlite", sweep) == rewards(tmp_path / "one.sqlite", one.run_id)
+    assert unit_order(tmp_path / "merged.sqlite", sweep) == unit_order(tmp_path / "one.sqlite", one.run_id)
+    merged_report = await build_report(tmp_path / "merged.sqlite", sweep)
+    one_report = await build_report(tmp_path / "one.sqlite", one.run_id)
+    assert comparable(merged_report) == comparable(one_report)
+    seals = [orjson.loads(render_json(report))["scores_seal"] for report in (merged_report, one_report)]
+    assert seals[0] == seals[1]
