@@ -7,16 +7,21 @@ journal, its start time and the latencies (wall clock)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import re
 import shutil
 import sqlite3
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 import pytest
 
+from runner.cli import main
 from runner.config import SweepConfig
 from runner.evidence.commands import verify_command
 from runner.report import build_report, render_json, render_text
@@ -71,15 +76,22 @@ def state_of(out: Path) -> tuple[bool, bool, bytes]:
     return out.exists(), out.is_dir(), out.read_bytes() if out.is_file() else b""
 
 
+REFUSALS: list[str] = []
+
+
 async def refused(out: Path, paths: list[Path], match: str, allow_partial: bool = False) -> str:
-    """Refused with one line; OUT as it was (absent, or the file or folder that was there), no leftovers."""
+    """`shiftbench journal merge` refuses with one line on stderr and exit code 2; OUT is as it was (absent,
+    or the file or folder that was there) and nothing is left beside it."""
     before = state_of(out)
-    with pytest.raises(ShiftbenchInputError, match=match) as caught:
-        await merge_shards(out, paths, allow_partial, quiet)
-    message = str(caught.value)
-    assert "\n" not in message
+    args = ["journal", "merge", str(out), *map(str, paths), *(["--allow-partial"] if allow_partial else [])]
+    with contextlib.redirect_stderr(io.StringIO()) as stderr, contextlib.redirect_stdout(io.StringIO()):
+        code = await anyio.to_thread.run_sync(main, args)
+    message = stderr.getvalue()
+    assert code == 2 and re.search(match, message), message
+    assert message.count("\n") == 1 and message.startswith("shiftbench: error: journal merge")
     assert state_of(out) == before
     assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
+    REFUSALS.append(message.strip())
     return message
 
 
@@ -165,6 +177,7 @@ async def test_every_refusal_is_one_line_and_writes_nothing(built_suite: Path, t
     assert one.status == "completed"
     await refused(out, [*paths, tmp_path / "one.sqlite"], "no shard of a sweep")
     await refused(out, [*paths, tmp_path / "nothing.sqlite"], "no journal file here")
+    print("\n" + "\n".join(REFUSALS))
 
 
 async def test_another_dataset_is_refused_and_a_partial_merge_names_what_is_missing(built_suite: Path,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from runner.cli import main
 from runner.shards.spec import ShardSpec, parse_shard
 from simulators.errors import ShiftbenchInputError
 
@@ -44,3 +47,19 @@ def test_a_kubernetes_indexed_job_needs_the_count_from_the_flag_or_sweep_file() 
 def test_auto_without_a_scheduler_says_what_to_pass() -> None:
     with pytest.raises(ShiftbenchInputError, match="pass --shard I/N"):
         parse_shard("auto", {"PATH": "/usr/bin"})
+
+
+def test_shard_flags_misused_are_refused_before_anything_runs(built_suite: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "shard-{shard}.sqlite"
+    base = ["run", "--dataset", str(built_suite), "--scenarios", "pitch_l1", "--methods", "blind", "--pilot", "1",
+            "--display", "none", "--journal", str(journal)]
+    for extra, says in ((["--shard", "2/3"], "cannot be split into 3 shards; use at most 1"),
+                        (["--sweep", "lab-a"], "--sweep: only with --shard"),
+                        (["--shards", "4"], "--shards: only with --shard"),
+                        (["--shard", "0/2", "--shards", "3"], "differs"),
+                        (["--shard", "0/1", "--sweep", "no spaces"], "a sweep name is")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []
