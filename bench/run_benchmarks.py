@@ -11,6 +11,7 @@
 3. overhead   microseconds the client stack adds to a model call
 4. journal    journal write throughput: group commit vs one transaction per episode
 5. reference  the reference runner's scheduling policy vs shiftbench's, same engine and workload, block 12
+6. worlds     microseconds a fresh world plus its grade cost per episode, per domain
 
 The JSON carries the machine (cores, CPU, Python, platform, library versions) and the git commit,
 because fast is a claim only with its machine and its code. Loopback (127.0.0.1) only.
@@ -36,6 +37,7 @@ from bench.offline import run_offline
 from bench.overhead import run_overhead
 from bench.reference import run_reference
 from bench.section import Section, render
+from bench.world_cost import run_world_cost
 from runner.journal import round_trip_us
 from simulators.suite import build_suite
 
@@ -56,6 +58,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "overhead": run_overhead,
     "journal": _journal,
     "reference": run_reference,
+    "worlds": run_world_cost,
 }
 
 

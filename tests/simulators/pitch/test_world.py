@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from simulators.domains.pitch import DOMAIN
@@ -19,12 +17,11 @@ def test_world_has_no_tools_and_no_state(pitch_scenarios: dict[str, Scenario]) -
     assert world.snapshot() == {}
 
 
-async def test_new_world_plus_grade_is_fast(pitch_scenarios: dict[str, Scenario]) -> None:
+async def test_the_gold_pitch_grades_on_a_fresh_world(pitch_scenarios: dict[str, Scenario]) -> None:
+    """Every test task's fresh world grades the gold pitch above zero (what an episode's world and grade
+    cost is `python -m bench.run_benchmarks --only worlds`)."""
     scenario = pitch_scenarios["pitch_l3"]
-    tasks = scenario.test
-    started = time.perf_counter()
-    for task in tasks:
+    for task in scenario.test:
         world = DOMAIN.new_world(scenario.environment, task)
-        await DOMAIN.grade(scenario.environment, task, world, {"pitch": str(task.evaluator.answer)}, None)
-    per_episode = (time.perf_counter() - started) / len(tasks)
-    assert per_episode < 0.005  # measured ~0.3 ms; loose bound for a busy machine
+        grade = await DOMAIN.grade(scenario.environment, task, world, {"pitch": str(task.evaluator.answer)}, None)
+        assert grade.reward > 0, task.task_id

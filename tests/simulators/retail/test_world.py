@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 
 import orjson
 import pytest
 
 from simulators.domains.retail import DOMAIN
-from simulators.domains.retail.world import RetailWorld
+from simulators.domains.retail.world import WRITE_TOOLS, RetailWorld
 from simulators.errors import ToolError
 from simulators.protocol import JSON, Evaluator, Scenario, ScenarioEnvironment, Task
 
@@ -177,13 +176,12 @@ def test_test_episodes_do_not_see_serving_only_variants() -> None:
     assert "2000000002" not in test_view["variants"] and "2000000002" in serving_view["variants"]
 
 
-async def test_new_world_and_grade_cost_well_under_a_millisecond(scenarios: dict[str, Scenario]) -> None:
+async def test_a_fresh_world_graded_with_the_gold_answer_but_no_actions(scenarios: dict[str, Scenario]) -> None:
+    """Every task's fresh world grades (what each episode pays for is `python -m bench.run_benchmarks
+    --only worlds`): carry-out tasks fail with nothing done, refusals and reads pass."""
     scenario = scenarios["retail_l2"]
-    tasks = (*scenario.serving, *scenario.test)
-    DOMAIN.new_world(scenario.environment, tasks[0])  # the index is built once per world
-    started = time.perf_counter()
-    for task in tasks:
+    for task in (*scenario.serving, *scenario.test):
         world = DOMAIN.new_world(scenario.environment, task)
-        assert (await DOMAIN.grade(scenario.environment, task, world, gold_finish(task), None)).reward in (0.0, 1.0)
-    per_episode = (time.perf_counter() - started) / len(tasks)
-    assert per_episode < 1e-3, f"{per_episode * 1e6:.0f} us per episode"
+        reward = (await DOMAIN.grade(scenario.environment, task, world, gold_finish(task), None)).reward
+        writes = any(action.name in WRITE_TOOLS for action in task.evaluator.actions)
+        assert reward == (0.0 if writes else 1.0), task.task_id
