@@ -24,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = ["DEFAULT_SPEC", "DRAWS", "LEVEL", "SEED", "BootstrapSpec", "Cell", "Interval", "SettingSample",
-           "StreamDraws", "TaskValue", "interval", "paired_values", "stream_draws"]
+           "StreamDraws", "TaskValue", "cell_order", "cells_of", "interval", "mean_per_draw", "paired_values",
+           "resample_counts", "stream_draws"]
 
 DRAWS = 2000
 SEED = 20240611
@@ -81,25 +82,20 @@ class SettingSample:
         self.name = name
         # A task without a family is its own family: nothing is known to tie it to others.
         self.families = sorted({t.family or f"task:{t.task_id}" for t in tasks})
-        self.cells: list[Cell] = sorted({c for t in tasks for c in _cells(t)}, key=_cell_order)
+        self.cells: list[Cell] = sorted({c for t in tasks for c in cells_of(t)}, key=cell_order)
         family_index = {family: i for i, family in enumerate(self.families)}
         cell_index = {cell: i for i, cell in enumerate(self.cells)}
         self.sums = np.zeros((len(self.families), len(self.cells)))
         self.counts = np.zeros((len(self.families), len(self.cells)))
         for task in tasks:
             row = family_index[task.family or f"task:{task.task_id}"]
-            for cell in _cells(task):
+            for cell in cells_of(task):
                 self.sums[row, cell_index[cell]] += task.value
                 self.counts[row, cell_index[cell]] += 1
 
     def weights(self, spec: BootstrapSpec) -> Matrix:
         """draws x families: how often each family is drawn in each resample."""
-        rng = np.random.default_rng([spec.seed, zlib.crc32(self.name.encode())])
-        n = len(self.families)
-        picks = rng.integers(0, n, size=(spec.draws, n))
-        # Count each family's picks per draw in one bincount over (draw, family) cells.
-        cells = (picks + n * np.arange(spec.draws)[:, None]).ravel()
-        return np.bincount(cells, minlength=spec.draws * n).reshape(spec.draws, n).astype(np.float64)
+        return resample_counts([spec.seed, zlib.crc32(self.name.encode())], len(self.families), spec.draws)
 
     def draws(self, spec: BootstrapSpec) -> Matrix:
         """draws x cells: each cell's mean in each resample (NaN when a resample holds no such task)."""
@@ -113,11 +109,21 @@ class SettingSample:
         return means
 
 
-def _cells(task: TaskValue) -> tuple[Cell, Cell]:
+def resample_counts(seed: list[int], n: int, draws: int) -> Matrix:
+    """draws x n: how often each of n items is drawn in each resample of n with replacement, from a
+    generator seeded by `seed` (the same seed, the same counts)."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n, size=(draws, n))
+    # Count each item's picks per draw in one bincount over (draw, item) cells.
+    cells = (picks + n * np.arange(draws)[:, None]).ravel()
+    return np.bincount(cells, minlength=draws * n).reshape(draws, n).astype(np.float64)
+
+
+def cells_of(task: TaskValue) -> tuple[Cell, Cell]:
     return (task.category, None), (task.category, task.window)
 
 
-def _cell_order(cell: Cell) -> tuple[str, int]:
+def cell_order(cell: Cell) -> tuple[str, int]:
     return cell[0], -1 if cell[1] is None else cell[1]
 
 
@@ -199,11 +205,11 @@ def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC)
     hidden = [cells[("hidden", None)] for cells in settings.values() if ("hidden", None) in cells]
     specified = [cells[("fully_specified", None)] for name, cells in settings.items()
                  if ("fully_specified", None) in cells and name.split("_")[0] in SPECIFIED_DOMAINS]
-    return StreamDraws(spec=spec, settings=settings, avg_h=_average(hidden), avg_f=_average(specified),
+    return StreamDraws(spec=spec, settings=settings, avg_h=mean_per_draw(hidden), avg_f=mean_per_draw(specified),
                        points=points, cases=cases, families=families)
 
 
-def _average(columns: list[Matrix]) -> Matrix | None:
+def mean_per_draw(columns: list[Matrix]) -> Matrix | None:
     """Per draw, the mean over settings that have a value in that draw."""
     if not columns:
         return None

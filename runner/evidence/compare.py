@@ -7,7 +7,8 @@ cost, tokens and turns of each side, their difference and the relative reduction
 base B (cost counted in micro-USD so r's max(1, base) guard means the same for every measure).
 
 Two streams are comparable only over the same dataset and the same finished test tasks; anything else
-is refused with one line, so a difference never mixes different questions.
+is refused with one line, so a difference never mixes different questions. Replicated streams are paired
+by replica index too (`compare_replicas`), and the verdict line says when K is too small.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 import orjson
 
 from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
+from runner.evidence.compare_replicas import ReplicaVerdict, paired_intervals, replica_verdict
 from runner.evidence.outcomes import MEASURES, MICRO, Outcome, StreamRef, TaskKey, by_task, task_values
+from runner.evidence.replicated import REPLICA_UNIT
 from runner.evidence.stats import median, relative_reduction, sign_test_p, win_tie_loss
 from runner.report import scenario_sort_key
 from simulators.errors import ShiftbenchInputError
@@ -68,6 +71,8 @@ class Comparison:
     spec: BootstrapSpec
     left_out: tuple[int, int] | None = None
     """With `shared`: the finished test tasks only A, and only B, had (not compared); None otherwise."""
+    noise: ReplicaVerdict | None = None
+    """Replicas paired by index, the MDE of this many, and whether the difference is clear of their noise."""
 
 
 def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b_outcomes: Sequence[Outcome],
@@ -84,7 +89,9 @@ def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b
         a_tasks, b_tasks = by_task(a_outcomes), by_task(b_outcomes)
     _check_same_tasks(a, a_tasks, b, b_tasks)
     a_values, b_values = task_values(a_outcomes), task_values(b_outcomes)
-    draws = stream_draws(paired_values(a_values, b_values), spec)
+    # With replicas on both sides: pairs by replica index too, resampling replicas, then families.
+    draws = (paired_intervals(a, a_outcomes, b, b_outcomes, spec)
+             or stream_draws(paired_values(a_values, b_values), spec))
     pairs = {(t.setting, t.task_id): t.value for t in a_values}
     against = {(t.setting, t.task_id): t.value for t in b_values}
     categories = {(t.setting, t.task_id): t.category for t in a_values}
@@ -108,8 +115,11 @@ def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b
     avg_h = figure(hidden, _mean_of(settings, "h"), draws.avg_h_interval())
     avg_f = figure(specified, _mean_of({s: v for s, v in settings.items() if s.split("_")[0] in SPECIFIED_DOMAINS},
                                        "f"), draws.avg_f_interval())
+    verdict = replica_verdict(a_outcomes, b_outcomes, None if avg_h is None else avg_h.diff,
+                              None if avg_h is None else avg_h.ci)
     return Comparison(a=a, b=b, pairs=len(pairs), avg_h=avg_h, avg_f=avg_f, settings=settings,
-                      per_task=_measures(a_tasks, b_tasks), spec=spec, left_out=left_out)
+                      per_task=_measures(a_tasks, b_tasks), spec=spec, left_out=left_out,
+                      noise=verdict)
 
 
 def _mean_difference(a: Mapping[TaskKey, float], b: Mapping[TaskKey, float], keys: list[TaskKey]) -> float | None:
@@ -178,6 +188,7 @@ def render_comparison_json(comparison: Comparison) -> str:
         "bootstrap": vars(comparison.spec),
         "shared": None if comparison.left_out is None else {"only_a": comparison.left_out[0],
                                                             "only_b": comparison.left_out[1]},
+        **({} if comparison.noise is None else {"replicas": vars(comparison.noise)}),
     }
     return orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
 
@@ -193,7 +204,8 @@ def render_comparison_text(comparison: Comparison) -> str:
         "in B left out)")
     lines = [f"A {comparison.a}  vs  B {comparison.b}: {comparison.pairs} paired test tasks{shared}",
              f"differences A - B in score points; {spec.level:.0%} paired bootstrap intervals ({spec.draws} draws, "
-             f"seed {spec.seed}, {spec.unit}); sign test one-sided (A better), ties dropped", ""]
+             f"seed {spec.seed}, {_unit(comparison)}); sign test one-sided (A better), ties dropped",
+             *([] if comparison.noise is None else [comparison.noise.text]), ""]
     rows = [("Avg H", comparison.avg_h), ("Avg F", comparison.avg_f)]
     rows += [(f"{name} {label.upper()}", figure) for name, figures in comparison.settings.items()
              for label, figure in figures.items()]
@@ -211,6 +223,12 @@ def render_comparison_text(comparison: Comparison) -> str:
         lines.append(f"{name:<14} {m.a:>12.{digits}f} {m.b:>12.{digits}f} {m.diff:>+12.{digits}f} {m.r:>7.3f} "
                      f"{median_r:>9}")
     return "\n".join(lines)
+
+
+def _unit(comparison: Comparison) -> str:
+    """What the intervals resample: families, or replicas paired by index and then families."""
+    replicated = comparison.noise is not None and comparison.noise.replicas > 1
+    return REPLICA_UNIT if replicated else comparison.spec.unit
 
 
 def p_value_text(value: float) -> str:

@@ -21,6 +21,7 @@ import orjson
 from runner.audits.rates import StreamAudits, audit_rates
 from runner.cache_savings import CacheFigures, cache_by_stream, cache_total, run_price_table
 from runner.evidence.bootstrap import DEFAULT_SPEC, Interval, stream_draws
+from runner.evidence.noise import NOT_MEASURED, noise_floor, replica_count
 from runner.evidence.outcomes import Outcome, task_values
 from runner.evidence.provenance import (
     machine_meta_key,
@@ -29,6 +30,7 @@ from runner.evidence.provenance import (
     served_models_prefix,
 )
 from runner.evidence.repeats import repeat_summary
+from runner.evidence.replicated import REPLICA_UNIT, stream_intervals
 from runner.evidence.slices import slices
 from runner.journal import (
     CacheUsage,
@@ -170,10 +172,18 @@ def _assemble(rows: _Rows, journal: str) -> Report:
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
                   cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine, rows.served),
-                  bootstrap=asdict(DEFAULT_SPEC),
+                  bootstrap=_bootstrap_record(streams),
                   replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas],
                   cache=cache_total(rows.cache, prices), task_rewards_sha256=task_rewards_digest(rows.outcomes),
                   sweep=None if rows.sweep is None else SweepRecord.from_json(rows.sweep))
+
+
+def _bootstrap_record(streams: list[StreamReport]) -> dict[str, object]:
+    """How the intervals were drawn; with replicas, also how the replicated streams' were."""
+    record: dict[str, object] = asdict(DEFAULT_SPEC)
+    if any(s.stream_replicas > 1 for s in streams):
+        record["replicated_unit"] = REPLICA_UNIT
+    return record
 
 
 def _provenance(run: RunRow, machine: str | None, served: list[tuple[str, str]]) -> Provenance:
@@ -194,20 +204,22 @@ def _outcomes(rows: list[TestOutcome]) -> dict[StreamKey, list[Outcome]]:
 
 
 def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamReport:
-    """The stream with its family bootstrap intervals (`runner.evidence.bootstrap`) and slices."""
+    """The stream with its bootstrap intervals (families, `runner.evidence.bootstrap`; with replicas, replicas
+    then families, `runner.evidence.replicated`), its noise floor across replicas, and slices."""
     if not outcomes:
         return stream
-    draws = stream_draws(task_values(outcomes), DEFAULT_SPEC)
+    families = stream_draws(task_values(outcomes), DEFAULT_SPEC)
+    draws = stream_intervals(outcomes, DEFAULT_SPEC, families)
 
     def ci(setting: str, category: str, window: int | None = None) -> Pair:
         found = draws.setting_interval(setting, (category, window))
         if found is None:
-            return ONE_FAMILY if draws.families_of(setting, (category, window)) == 1 else None
+            return ONE_FAMILY if families.families_of(setting, (category, window)) == 1 else None
         return found.as_list()
 
     def avg_ci(found: Interval | None, category: str) -> Pair:
         if found is None:
-            return ONE_FAMILY_EACH if draws.one_family_each(category) else None
+            return ONE_FAMILY_EACH if families.one_family_each(category) else None
         return found.as_list()
 
     settings = {name: replace(setting, hidden_ci=ci(name, "hidden"), fully_specified_ci=ci(name, "fully_specified"),
@@ -216,9 +228,11 @@ def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamRepor
                                        for w in setting.windows])
                 for name, setting in stream.settings.items()}
     avg_h, avg_f = draws.avg_h_interval(), draws.avg_f_interval()
+    noise = noise_floor(outcomes)
     return replace(stream, settings=settings, avg_h_ci=avg_ci(avg_h, "hidden"),
                    avg_f_ci=avg_ci(avg_f, "fully_specified"), repeats=repeat_summary(outcomes),
-                   slices=slices(outcomes))
+                   slices=slices(outcomes), stream_replicas=replica_count(outcomes), noise=noise,
+                   noise_note="" if noise is not None else NOT_MEASURED)
 
 
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:

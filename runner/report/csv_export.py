@@ -24,17 +24,24 @@ def render_csv(report: Report) -> str:
 
 
 def render_window_csv(report: Report) -> str:
-    """One row per (stream, setting, window): the learning curves as numbers, with their intervals."""
+    """One row per (stream, setting, window): the learning curves as numbers, with their intervals and,
+    with replicas, the range of the replicas' own scores."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["run_id", "model", "method", "setting", "window", "h", "h_ci_lo", "h_ci_hi", "f", "f_ci_lo",
-                     "f_ci_hi", "n"])
+                     "f_ci_hi", "n", "h_replica_min", "h_replica_max", "f_replica_min", "f_replica_max"])
     for stream in report.streams:
+        spreads = {} if stream.noise is None else stream.noise.windows
         for name, setting in stream.settings.items():
+            ranges = {w.window: w for w in spreads.get(name, [])}
             for w in setting.windows:
+                found = ranges.get(w.window)
+                band = ["", "", "", ""] if found is None else [
+                    _raw(found.hidden.min), _raw(found.hidden.max), _raw(found.fully_specified.min),
+                    _raw(found.fully_specified.max)]
                 writer.writerow([report.run_id, stream.model, stream.method, name, str(w.window), _raw(w.hidden),
                                  *_raw_pair(w.hidden_ci), _raw(w.fully_specified), *_raw_pair(w.fully_specified_ci),
-                                 str(w.n)])
+                                 str(w.n), *band])
     return buffer.getvalue().rstrip("\n")
 
 
@@ -46,7 +53,8 @@ def _csv_header(scenarios: Sequence[str]) -> list[str]:
             "unfinished_output_tokens", "unfinished_usd", "estimated_calls", "latency_p50_s", "latency_p95_s",
             "avg_h_ci_lo", "avg_h_ci_hi", "avg_f_ci_lo", "avg_f_ci_hi",
             *(f"{name}_{part}_ci_{end}" for name in scenarios for part in ("h", "f") for end in ("lo", "hi")),
-            "cache_input_tokens", "cached_input_tokens", "cache_hit_rate", "cache_write_tokens", "cache_saved_usd"]
+            "cache_input_tokens", "cached_input_tokens", "cache_hit_rate", "cache_write_tokens", "cache_saved_usd",
+            *NOISE_COLUMNS]
 
 
 def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> list[str]:
@@ -69,7 +77,22 @@ def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> 
             _raw(cost.method), _raw(cost.total), str(stream.unfinished_input_tokens),
             str(stream.unfinished_output_tokens), _raw(stream.unfinished_cost_usd), str(stream.estimated_calls),
             _raw(stream.latency_p50_s), _raw(stream.latency_p95_s),
-            *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis, *_cache_cells(stream.cache)]
+            *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis, *_cache_cells(stream.cache),
+            *_noise_cells(stream)]
+
+
+NOISE_COLUMNS = ("replicas", "avg_h_replica_sd", "avg_h_replica_min", "avg_h_replica_max", "avg_f_replica_sd",
+                 "avg_f_replica_min", "avg_f_replica_max", "mde_avg_h", "mde_avg_f", "flip_rate", "tasks_flipping")
+"""The noise floor across stream replicas (`--replicas K`); empty but `replicas` with one replica."""
+
+
+def _noise_cells(stream: StreamReport) -> list[str]:
+    n = stream.noise
+    if n is None:
+        return [str(stream.stream_replicas), *[""] * (len(NOISE_COLUMNS) - 1)]
+    return [str(n.replicas), _raw(n.avg_h.sd), _raw(n.avg_h.min), _raw(n.avg_h.max), _raw(n.avg_f.sd),
+            _raw(n.avg_f.min), _raw(n.avg_f.max), _raw(n.mde_avg_h), _raw(n.mde_avg_f), _raw(n.flip_rate),
+            _raw(n.tasks_flipping)]
 
 
 def _cache_cells(cache: CacheFigures) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from runner.audits.rates import StreamAudits
 from runner.cache_savings import CacheFigures
+from runner.evidence.noise import NoiseFloor
 from runner.evidence.repeats import RepeatSummary
 from runner.evidence.slices import SliceRow
 from runner.runs import ReplicaUse
@@ -122,6 +123,12 @@ class StreamReport:
     """State audits and unsafe writes over the stream's retail and banking episodes (None: none audited)."""
     cache: CacheFigures = field(default_factory=CacheFigures)
     """Prompt caching over every call the stream sent: hit rate, writes, spend saved (`runner.cache_savings`)."""
+    stream_replicas: int = 1
+    """Replicas of the stream (`--replicas K`) with finished test tasks (not endpoint pool replicas)."""
+    noise: NoiseFloor | None = None
+    """With two or more replicas: the spread between them, flip rates, the MDE (`runner.evidence.noise`)."""
+    noise_note: str = ""
+    """With one replica: that the noise across serving streams is not measured."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from runner.cache_savings import CacheFigures
 from runner.report.model import Report
+from runner.report.noise_tables import noise_lines, noise_sections
 from runner.report.scores import scores_seal
 from runner.report.sections import Table, format_score, percent, report_sections
 from runner.tables import text_table
@@ -16,7 +17,7 @@ __all__ = ["cache_summary", "render_markdown", "render_text", "sweep_lines"]
 
 def render_text(report: Report, with_slices: bool = False) -> str:
     parts = [_heading(report), ""]
-    for title, (headers, rows), align in report_sections(report):
+    for title, (headers, rows), align in [*report_sections(report), *noise_sections(report)]:
         parts += [title, text_table(headers, rows, align), ""]
     if any(s.repeats for s in report.streams):
         parts += ["Repeats (Avg H / Avg F of each repeat; spread = largest - smallest; pass^k = share of tasks "
@@ -49,7 +50,7 @@ def _slice_table(report: Report) -> Table:
 
 def render_markdown(report: Report) -> str:
     parts = [f"# Run {report.run_id}", "", _heading(report).replace("\n", "  \n"), ""]
-    for title, table, _ in report_sections(report):
+    for title, table, _ in [*report_sections(report), *noise_sections(report)]:
         parts += [f"## {title}", "", _markdown_table(*table), ""]
     return "\n".join(parts).rstrip()
 
@@ -95,6 +96,9 @@ def _evidence_lines(report: Report) -> list[str]:
         b = report.bootstrap
         lines.append(f"intervals: {b['level']:.0%} bootstrap, {b['unit']} resampled, {b['draws']} draws, "
                      f"seed {b['seed']}")
+        if "replicated_unit" in b:
+            lines.append(f"  streams with replicas: {b['replicated_unit']} (same draws and seed)")
+    lines += noise_lines(report)
     p = report.provenance
     lines.append(f"provenance: code {p.code_version}, dataset {p.dataset_fingerprint[:12]}, "
                  f"config {p.config_hash[:12]}")

@@ -78,6 +78,7 @@ def learning_curve_svg(scenario: str, streams: Sequence[StreamReport], intervals
             xs, ys = [x for x, _ in points], [y for _, y in points]
             axes.plot([x + offset for x in xs], ys, color=colour, linewidth=1.6, clip_on=False, **style)
             unbanded |= _band(axes, stream, scenario, category, xs, offset, intervals, colour)
+            _replica_band(axes, stream, scenario, category, offset, colour)
     axes.set_title(f"{scenario}: score per window", fontsize=10)
     axes.set_xlabel("window")
     axes.set_ylabel("score (mean reward x 100)")
@@ -126,6 +127,19 @@ def _curve_legend(axes: Axes, streams: Sequence[StreamReport], unbanded: bool) -
         labels.append("band: 95% interval")
     axes.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2,
                 frameon=False, handlelength=2.6)
+
+
+def _replica_band(axes: Axes, stream: StreamReport, scenario: str, category: str, offset: float,
+                  colour: str) -> None:
+    """With replicas: the range of the replicas' own scores per window, darker than the interval."""
+    if stream.noise is None:
+        return
+    spreads = [(w.window, w.hidden if category == HIDDEN else w.fully_specified)
+               for w in stream.noise.windows.get(scenario, [])]
+    present = [(x, s.min, s.max) for x, s in spreads if s.min is not None and s.max is not None]
+    if present:
+        axes.fill_between([x + offset for x, _, _ in present], [lo for _, lo, _ in present],
+                          [hi for _, _, hi in present], color=colour, alpha=0.3, linewidth=0)
 
 
 def cost_scatter_svg(streams: Sequence[StreamReport], intervals: Intervals, salt: str) -> str:

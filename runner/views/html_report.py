@@ -20,6 +20,7 @@ from runner.report.scores import scores_seal
 from runner.report.sections import AUDITS_TITLE, END_REASONS_TITLE, Table, audit_table, end_reason_table
 from runner.report.text import sweep_lines
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
+from runner.views.html_noise import noise_html
 from runner.views.html_page import facts, figure, page, score, section, table
 from runner.views.transcript import FailedSetting, SettingKey, Transcript, json_text
 from simulators.record import Step
@@ -66,6 +67,7 @@ def render_html(report: Report, intervals: Intervals | None = None,
         *([section("State audits", _plain_table(AUDITS_TITLE, audit_table(report)))]
           if any(s.audits for s in report.streams) else []),
         section("End reasons", _plain_table(END_REASONS_TITLE, end_reason_table(report))),
+        section("Noise across replicas", noise_html(report)),
         section("Prompt cache", _cache(report)),
         section("Failed episodes", _failed(report, failed, anchors)),
         section("Provenance", _provenance(report)),

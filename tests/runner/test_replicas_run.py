@@ -4,11 +4,17 @@ replica."""
 
 from __future__ import annotations
 
+import csv
+import io
 import sqlite3
 import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+import orjson
+import pytest
+
+from runner.cli import main
 from tests.runner.test_kill_resume import assert_complete, kill_after, only_run, shiftbench
 
 REPLICAS = 3
@@ -61,3 +67,49 @@ def test_killed_replicated_run_resumes_to_identical_rewards_per_replica(built_su
     per_replica = total // REPLICAS
     assert verified.stdout.strip() == (f"verify {run_id}: all {total} stored rewards re-grade equal ("
                                        + ", ".join(f"replica {k}: {per_replica}" for k in range(REPLICAS)) + ")")
+
+
+def test_reports_carry_the_noise_floor_in_every_format(built_suite: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    assert main(["run", "--dataset", str(built_suite), "--models", "scripted:noisy=0.3", "--methods", "blind,tabular",
+                 "--scenarios", "retail_l1", "--pilot", "2", "--replicas", "3", "--journal", str(journal),
+                 "--display", "none"]) == 0
+    capsys.readouterr()
+    run_id = only_run(journal)[0]
+    assert main(["report", run_id, "--journal", str(journal)]) == 0
+    text = capsys.readouterr().out
+    assert "Noise across replicas" in text and "Least stable tasks" in text
+    assert "streams with replicas: replica, then family within setting" in text
+    assert main(["report", run_id, "--json", "--journal", str(journal)]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    noise = report["streams"][0]["noise"]
+    assert noise["replicas"] == 3 and len(noise["avg_h"]["by_replica"]) == 3 and noise["mde_avg_h"] is not None
+    assert 0.0 <= noise["flip_rate"] <= 1.0 and report["streams"][0]["noise_note"] == ""
+    assert main(["report", run_id, "--csv", "--journal", str(journal)]) == 0
+    row = next(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert row["replicas"] == "3" and row["mde_avg_h"] != ""
+    assert main(["report", run_id, "--md", "--journal", str(journal)]) == 0
+    assert "## Noise across replicas" in capsys.readouterr().out
+    page = tmp_path / "report.html"
+    assert main(["report", run_id, "--html", str(page), "--journal", str(journal)]) == 0
+    assert "Noise across replicas" in page.read_text() and "range of its replicas" in page.read_text()
+    capsys.readouterr()
+    a, b = f"{run_id}:scripted:noisy=0.3/tabular", f"{run_id}:scripted:noisy=0.3/blind"
+    assert main(["compare", a, b, "--journal", str(journal)]) == 0
+    assert "3 replicas paired by index" in capsys.readouterr().out
+    assert main(["compare", a, b, "--json", "--journal", str(journal)]) == 0
+    assert orjson.loads(capsys.readouterr().out)["replicas"]["replicas"] == 3
+
+
+def test_one_replica_says_the_noise_across_serving_streams_is_not_measured(
+        built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    assert main(["run", "--dataset", str(built_suite), "--methods", "blind,oracle", "--scenarios", "banking_l1",
+                 "--pilot", "1", "--journal", str(journal), "--display", "none"]) == 0
+    capsys.readouterr()
+    run_id = only_run(journal)[0]
+    assert main(["report", run_id, "--journal", str(journal)]) == 0
+    assert "noise across serving streams: not measured: one replica per stream" in capsys.readouterr().out
+    assert main(["compare", f"{run_id}:scripted/oracle", f"{run_id}:scripted/blind", "--journal", str(journal)]) == 0
+    assert "the noise across serving streams is not measured" in capsys.readouterr().out
