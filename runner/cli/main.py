@@ -18,6 +18,7 @@ from runner.cli.data import DATA_COMMANDS, add_data_parser
 from runner.cli.evidence import EVIDENCE_COMMANDS, add_evidence_parsers
 from runner.cli.methods import METHOD_COMMANDS, add_methods_parser
 from runner.cli.parsing import Command, Parser, add_journal, journal_path, parse, run_async
+from runner.cli.power import POWER_COMMANDS, add_power_parser
 from runner.cli.probe import PROBE_COMMANDS, add_probe_parser
 from runner.cli.results import RESULT_COMMANDS, add_result_parsers
 from runner.cli.sweeps import SWEEP_COMMANDS, add_sweep_parsers
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_parsers(commands)
     add_result_parsers(commands)
     add_evidence_parsers(commands)
+    add_power_parser(commands)
     add_methods_parser(commands)
     add_probe_parser(commands)
     add_data_parser(commands)
@@ -56,7 +58,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Command] = {
-    **SWEEP_COMMANDS, **RESULT_COMMANDS, **EVIDENCE_COMMANDS, **METHOD_COMMANDS, **PROBE_COMMANDS, **DATA_COMMANDS,
+    **SWEEP_COMMANDS, **RESULT_COMMANDS, **EVIDENCE_COMMANDS, **POWER_COMMANDS, **METHOD_COMMANDS, **PROBE_COMMANDS,
+    **DATA_COMMANDS,
     "audit": _cmd_audit,
     **{name: _with_journal(command) for name, command in WORKBENCH_COMMANDS.items()},
 }

@@ -6,7 +6,10 @@ Metrics a rule may name (of its `stream`, `model/method` of the gated run):
 - `cost_per_task` (USD, all purposes, per finished episode) and `latency_p95` (seconds): measured, so
   judged on their value;
 - `audit.state_match`, `audit.state_unchanged`, `audit.safe_writes`: the state audits' rates x 100 over
-  the stream's retail and banking episodes, with exact Clopper-Pearson intervals (`runner.audits.rates`).
+  the stream's retail and banking episodes, with exact Clopper-Pearson intervals (`runner.audits.rates`);
+- `mde.avg_h`, `mde.avg_f` (with `max`): the achieved MDE at 80% power across the stream's replicas;
+  PASS when it is at most the bar, INSUFFICIENT_EVIDENCE otherwise (or with one replica), with about
+  how many more replicas would reach it.
 The pilot rule's r is taken per paired test task over `measure` (less is better) of `base` against
 `treat`; the projected cost is the run's spend per finished episode times the full sweep's tasks, with
 the pilot margin.
@@ -30,6 +33,7 @@ from runner.evidence.bootstrap import (
     paired_values,
     stream_draws,
 )
+from runner.evidence.compare_replicas import paired_intervals
 from runner.evidence.gates import (
     EXIT_CODES,
     GateFile,
@@ -39,10 +43,12 @@ from runner.evidence.gates import (
     RuleResult,
     Verdict,
     decide_pilot,
+    evaluate_mde_rule,
     evaluate_rule,
     overall_verdict,
 )
 from runner.evidence.outcomes import MEASURES, Outcome, RunEvidence, by_task, task_values
+from runner.evidence.replicated import Intervals, stream_intervals
 from runner.evidence.stats import relative_reduction
 from runner.report import StreamReport
 from simulators.errors import ShiftbenchInputError
@@ -67,7 +73,8 @@ class GateOutcome:
 def gate_run(evidence: RunEvidence, streams: Mapping[str, StreamReport], rules: GateFile,
              projected_usd: float, spec: BootstrapSpec = DEFAULT_SPEC) -> GateOutcome:
     """`streams`: the run's report streams by `model/method` (cost and latency come from there)."""
-    results = tuple(evaluate_rule(rule, _metric(rule, evidence, streams, spec)) for rule in rules.rules)
+    results = tuple(evaluate_mde_rule(rule, _mde(rule, evidence, streams)) if rule.metric.startswith("mde.")
+                    else evaluate_rule(rule, _metric(rule, evidence, streams, spec)) for rule in rules.rules)
     pilot = None
     if rules.pilot is not None:
         base = evidence.stream(rules.pilot.base, "[pilot] base")[1]
@@ -92,7 +99,7 @@ def reductions(base: list[Outcome], treat: list[Outcome], measure: str) -> list[
 def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport],
             spec: BootstrapSpec) -> MetricValue:
     where = f"rule {rule.label!r}"
-    _, outcomes = evidence.stream(rule.stream, where)
+    ref, outcomes = evidence.stream(rule.stream, where)
     if rule.metric in ("cost_per_task", "latency_p95"):
         report = streams[rule.stream]
         value = (report.cost_per_task_usd.total if report.cost_per_task_usd else None) \
@@ -101,14 +108,28 @@ def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamRepor
     if rule.metric.startswith("audit."):
         return _audit_metric(rule, streams, where)
     if rule.metric.startswith("diff."):
-        _, base = evidence.stream(rule.base, where)
+        base_ref, base = evidence.stream(rule.base, where)
         try:
             values = paired_values(task_values(outcomes), task_values(base))
         except ValueError:
             raise ShiftbenchInputError(f"{where}: {rule.stream} and {rule.base} did not finish the same test "
                                        "tasks; a paired difference needs both") from None
-        return _score(stream_draws(values, spec), rule.metric.removeprefix("diff."), where)
-    return _score(stream_draws(task_values(outcomes), spec), rule.metric, where)
+        return _score(stream_draws(values, spec), rule.metric.removeprefix("diff."), where,
+                      paired_intervals(ref, outcomes, base_ref, base, spec))
+    # With replicas, the interval is the two-level one the report gives (points and cases are the same).
+    return _score(stream_draws(task_values(outcomes), spec), rule.metric, where, stream_intervals(outcomes, spec))
+
+
+def _mde(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport]) -> MetricValue:
+    """The stream's achieved MDE across its replicas (`runner.evidence.noise`); none with one replica."""
+    where = f"rule {rule.label!r}"
+    evidence.stream(rule.stream, where)
+    if rule.metric not in ("mde.avg_h", "mde.avg_f"):
+        raise ShiftbenchInputError(f"{where}: unknown metric {rule.metric!r}; use mde.avg_h or mde.avg_f")
+    noise = streams[rule.stream].noise
+    if noise is None:
+        return MetricValue(None, None, streams[rule.stream].stream_replicas)
+    return MetricValue(noise.mde_avg_h if rule.metric == "mde.avg_h" else noise.mde_avg_f, None, noise.replicas)
 
 
 def _audit_metric(rule: Rule, streams: Mapping[str, StreamReport], where: str) -> MetricValue:
@@ -124,17 +145,18 @@ def _audit_metric(rule: Rule, streams: Mapping[str, StreamReport], where: str) -
     return MetricValue(value, Interval(100 * rate.ci[0], 100 * rate.ci[1]), rate.total)
 
 
-def _score(draws: StreamDraws, metric: str, where: str) -> MetricValue:
+def _score(draws: StreamDraws, metric: str, where: str, intervals: Intervals | None = None) -> MetricValue:
+    intervals = intervals or draws
     if metric in ("avg_h", "avg_f"):
         category = _CATEGORY[metric[-1]]
-        interval = draws.avg_h_interval() if metric == "avg_h" else draws.avg_f_interval()
+        interval = intervals.avg_h_interval() if metric == "avg_h" else intervals.avg_f_interval()
         return MetricValue(draws.avg_point(category), interval, draws.avg_cases(category))
     parts = metric.removeprefix("setting.").split(".")
     if len(parts) != 2 or parts[1] not in _CATEGORY:
         raise ShiftbenchInputError(f"{where}: unknown metric {metric!r}; use avg_h, avg_f, setting.<scenario>.h|f, "
                                    "diff.avg_h, diff.<scenario>.h|f, cost_per_task or latency_p95")
     cell: Cell = (_CATEGORY[parts[1]], None)
-    return MetricValue(draws.point(parts[0], cell), draws.setting_interval(parts[0], cell),
+    return MetricValue(draws.point(parts[0], cell), intervals.setting_interval(parts[0], cell),
                        draws.cases.get(parts[0], {}).get(cell, 0))
 
 
@@ -146,12 +168,12 @@ def render_gate_text(outcome: GateOutcome) -> str:
         value = result.value
         shown = "-" if value.estimate is None else f"{value.estimate:.4g}"
         interval = "" if value.interval is None else f" [{value.interval.lo:.4g}, {value.interval.hi:.4g}]"
-        more = ""
+        more, unit = "", "replicas" if result.rule.metric.startswith("mde.") else "cases"
         if result.verdict is Verdict.INSUFFICIENT_EVIDENCE:
-            more = (f"; about {result.more_cases} more cases would settle it" if result.more_cases is not None
-                    else "; no number of cases settles it")
+            more = (f"; about {result.more_cases} more {unit} would settle it" if result.more_cases is not None
+                    else f"; no number of {unit} settles it")
         lines.append(f"{result.verdict.value:<21} {result.rule.label}: {shown}{interval} over {value.cases} "
-                     f"cases{more}")
+                     f"{unit}{more}")
     if outcome.pilot is not None:
         p = outcome.pilot
         median_r = "-" if p.median_r is None else f"{p.median_r:.3f}"

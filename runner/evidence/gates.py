@@ -29,8 +29,8 @@ from runner.evidence.bootstrap import Interval
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["EXIT_CODES", "MEASURES", "GateFile", "MetricValue", "PilotDecision", "PilotRule", "Rule",
-           "RuleResult", "Verdict", "cases_to_settle", "decide_pilot", "evaluate_rule", "load_rules",
-           "overall_verdict"]
+           "RuleResult", "Verdict", "cases_to_settle", "decide_pilot", "evaluate_mde_rule", "evaluate_rule",
+           "load_rules", "overall_verdict"]
 
 
 class Verdict(StrEnum):
@@ -53,7 +53,7 @@ _SEVERITY = {Verdict.PASS: 0, Verdict.PROCEED: 0, Verdict.INSUFFICIENT_EVIDENCE:
 class Rule:
     metric: str
     """`avg_h`, `avg_f`, `setting.<scenario>.h|f`, `diff.avg_h|avg_f`, `diff.<scenario>.h|f`,
-    `cost_per_task`, `latency_p95`."""
+    `cost_per_task`, `latency_p95`, `mde.avg_h|avg_f` (the achieved MDE across replicas)."""
     stream: str
     """`model/method` of the gated run."""
     bar: float
@@ -126,6 +126,19 @@ def evaluate_rule(rule: Rule, value: MetricValue) -> RuleResult:
     if misses:
         return RuleResult(rule, value, Verdict.FAIL, None)
     return RuleResult(rule, value, Verdict.INSUFFICIENT_EVIDENCE, cases_to_settle(value, rule.bar))
+
+
+def evaluate_mde_rule(rule: Rule, value: MetricValue) -> RuleResult:
+    """An `mde.` rule: the achieved minimum detectable difference (`value.cases` replicas) must be at most
+    the bar. Missing it is not a FAIL of the method but too little evidence: INSUFFICIENT_EVIDENCE, with
+    about how many more replicas would reach the bar (the MDE falls as 1 / sqrt(K)); one replica, which
+    measures no MDE, is INSUFFICIENT_EVIDENCE too."""
+    if value.estimate is None:
+        return RuleResult(rule, value, Verdict.INSUFFICIENT_EVIDENCE, None)
+    if value.estimate <= rule.bar:
+        return RuleResult(rule, value, Verdict.PASS, None)
+    needed = math.ceil(value.cases * (value.estimate / rule.bar) ** 2) if rule.bar > 0 else None
+    return RuleResult(rule, value, Verdict.INSUFFICIENT_EVIDENCE, None if needed is None else needed - value.cases)
 
 
 def cases_to_settle(value: MetricValue, bar: float) -> int | None:
@@ -205,6 +218,9 @@ def _rule(path: Path, number: int, table: dict[str, Any]) -> Rule:
         raise ShiftbenchInputError(f"{where}: give exactly one of min or max (the bar)")
     metric, stream = _text(where, table, "metric"), _text(where, table, "stream")
     base = str(table.get("base", ""))
+    if metric.startswith("mde.") and sides != ["max"]:
+        raise ShiftbenchInputError(f"{where}: {metric} is the smallest difference the run can detect; give its "
+                                   "bar as max = POINTS")
     if metric.startswith("diff.") and not base:
         raise ShiftbenchInputError(f"{where}: {metric} is a paired difference; name its base stream (base = ...)")
     return Rule(metric=metric, stream=stream, bar=_number(where, table, sides[0]), side=sides[0], base=base,

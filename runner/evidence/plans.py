@@ -1,8 +1,9 @@
 """Pre-registered plans: a question fixed before the money is spent, and held to.
 
-A plan file is TOML: `[plan]` (the comparison, metric, threshold, test, budget) and `[sweep]` (the
-sweep config, as in a sweep file). `shiftbench lock PLAN.toml` appends a `[lock]` table: the dataset
-fingerprint, the code version and a sha256 over all of it. From then on the file is append-only:
+A plan file is TOML: `[plan]` (the comparison, metric, threshold, test, budget, and optionally the MDE it
+is sized for and the replicas that buy it) and `[sweep]` (the sweep config, as in a sweep file).
+`shiftbench lock PLAN.toml` appends a `[lock]` table: the dataset fingerprint, the code version and a
+sha256 over all of it. From then on the file is append-only:
 a change is an `[[amendment]]` appended with its reason, its time, the keys it sets and a hash chained
 to the one before, so editing the locked part or an earlier amendment breaks a hash and is refused.
 
@@ -34,7 +35,7 @@ TESTS = ("paired_bootstrap", "sign_test")
 LOCKED_KEYS = (*RESULT_KEYS, "budget")
 """Config keys a plan freezes: everything that decides results, and the budget."""
 PROVENANCE_KEYS = ("dataset_fingerprint", "code_version")
-_PLAN_KEYS = {"question", "comparison", "metric", "threshold", "test", "budget"}
+_PLAN_KEYS = {"question", "comparison", "metric", "threshold", "test", "budget", "mde", "replicas"}
 
 Clock = Callable[[], float]
 
@@ -139,7 +140,25 @@ def _plan_table(path: Path, raw: dict[str, Any]) -> dict[str, Any]:
         raise ShiftbenchInputError(f"{path}: [plan] needs threshold (a number)")
     if "sweep" not in raw:
         raise ShiftbenchInputError(f"{path}: no [sweep] table; a plan fixes the sweep it runs")
+    _check_power(path, plan, raw["sweep"])
     return dict(plan)
+
+
+def _check_power(path: Path, plan: Mapping[str, Any], sweep: Any) -> None:
+    """A plan may state the MDE it is sized for (points of its metric, at 80% power; a gate rule
+    `mde.avg_h` with `max` = it holds the run to it) and the replicas that buy it, which the sweep runs."""
+    mde = plan.get("mde")
+    if mde is not None and (isinstance(mde, bool) or not isinstance(mde, (int, float)) or not mde > 0):
+        raise ShiftbenchInputError(f"{path}: [plan] mde must be a positive number of points, got {mde!r}")
+    replicas = plan.get("replicas")
+    if replicas is None:
+        return
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+        raise ShiftbenchInputError(f"{path}: [plan] replicas must be a whole number of at least 1, got {replicas!r}")
+    swept = sweep.get("replicas", 1) if isinstance(sweep, dict) else 1
+    if swept != replicas:
+        raise ShiftbenchInputError(f"{path}: [plan] states replicas = {replicas} but [sweep] runs {swept}; set "
+                                   f"replicas = {replicas} in [sweep] (`shiftbench power` sizes it)")
 
 
 def _lock_body(plan: Mapping[str, Any], config: SweepConfig, fingerprint: str, version: str) -> dict[str, Any]:

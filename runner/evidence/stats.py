@@ -15,7 +15,7 @@ from fractions import Fraction
 from statistics import NormalDist
 
 __all__ = ["SOLVED", "clopper_pearson", "median", "pass_hat_k", "relative_reduction", "sign_test_p",
-           "t_quantile", "win_tie_loss"]
+           "f_quantile", "t_quantile", "win_tie_loss"]
 
 SOLVED = 1.0
 """A try counts as solved for pass^k when its reward reaches this (binary domains: 1; pitch: full marks)."""
@@ -127,6 +127,29 @@ def t_quantile(p: float, df: float) -> float:
     for _ in range(200):
         middle = (low + high) / 2
         if _t_cdf(middle, df) < p:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12 * max(1.0, high):
+            break
+    return (low + high) / 2
+
+
+def f_quantile(p: float, df1: float, df2: float) -> float:
+    """The p-quantile of the F distribution with (df1, df2) degrees of freedom, by bisection on its CDF,
+    I_{d1 x / (d1 x + d2)}(d1 / 2, d2 / 2). f_quantile(0.95, 5, 10) = 3.3258."""
+    if not 0.0 < p < 1.0 or not (df1 > 0 and df2 > 0):
+        raise ValueError("p must be in (0, 1) and both df positive")
+
+    def cdf(x: float) -> float:
+        return _incomplete_beta(df1 * x / (df1 * x + df2), df1 / 2, df2 / 2)
+
+    low, high = 0.0, 1.0
+    while cdf(high) < p:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        if cdf(middle) < p:
             low = middle
         else:
             high = middle

@@ -100,6 +100,16 @@ def test_reports_carry_the_noise_floor_in_every_format(built_suite: Path, tmp_pa
     assert "3 replicas paired by index" in capsys.readouterr().out
     assert main(["compare", a, b, "--json", "--journal", str(journal)]) == 0
     assert orjson.loads(capsys.readouterr().out)["replicas"]["replicas"] == 3
+    assert main(["power", run_id, "--stream", "scripted:noisy=0.3/blind", "--mde", "5", "--json",
+                 "--journal", str(journal)]) == 0
+    sized = orjson.loads(capsys.readouterr().out)
+    assert sized["rows"][0]["per_window"] == 2 and sized["rows"][-1]["per_window"] == 0
+    assert all(row["replicas"] is None or row["achieved_mde"] <= 5 for row in sized["rows"])
+    rules = tmp_path / "rules.toml"
+    for bar, code in ((1000, 0), (0.001, 3)):
+        rules.write_text(f'[[rule]]\nmetric = "mde.avg_h"\nstream = "scripted:noisy=0.3/blind"\nmax = {bar}\n')
+        assert main(["gate", run_id, "--rules", str(rules), "--journal", str(journal)]) == code
+    assert "more replicas would settle it" in capsys.readouterr().out
 
 
 def test_one_replica_says_the_noise_across_serving_streams_is_not_measured(

@@ -1,0 +1,132 @@
+"""`shiftbench power RUN_ID --stream M/METHOD --mde D [--power 0.8]`: size a sweep from a pilot's noise.
+
+Reads the pilot's replicated stream (`--replicas K`, K >= 2) from the journal, splits its between-replica
+variance (`runner.evidence.power`), and for test sets of the pilot's size, larger pilots and the full
+test set prints the replicas per stream that detect D points of Avg H (or Avg F) at the given power, the
+MDE that many achieve, and what that sweep of the stream would cost, projected from the pilot's own
+episodes exactly as `shiftbench estimate` projects (nothing is sent).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from methods.registry import get_method_spec
+from runner.cache_savings import run_price_table
+from runner.config import config_from_json
+from runner.estimate import measure, projection_rows
+from runner.evidence.commands import load_evidence
+from runner.evidence.noise import mde
+from runner.evidence.power import SettingVariance, predicted_sd, replicas_needed, setting_variances
+from runner.journal import read_only
+from runner.plan import Stream, plan_streams
+from runner.projection import Cell
+from runner.run_dataset import dataset_of_run
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["PowerRow", "power_command"]
+
+_CATEGORY = {"avg_h": "hidden", "avg_f": "fully_specified"}
+
+
+@dataclass(frozen=True)
+class PowerRow:
+    per_window: int
+    """Test tasks per window (0: the whole test set)."""
+    tasks: dict[str, int]
+    """Tasks of the category per setting at that size."""
+    sd: float
+    """Predicted SD of one replica's Avg H (or Avg F)."""
+    replicas: int | None
+    """Per stream, to detect the difference; None past the limit."""
+    achieved_mde: float | None
+    cost_usd: float | None
+    """The stream's sweep at that size and replicas (None: its model has no price)."""
+
+
+async def power_command(journal: Path, run_id: str, stream: str, difference: float, power: float,
+                        metric: str, as_json: bool) -> str:
+    if not difference > 0:
+        raise ShiftbenchInputError(f"--mde: give the difference to detect in points (> 0), got {difference:g}")
+    if not 0.5 <= power < 1:
+        raise ShiftbenchInputError(f"--power: give a probability from 0.5 to 0.99, got {power:g}")
+    evidence = await load_evidence(journal, run_id)
+    ref, outcomes = evidence.stream(stream, "--stream")
+    replicas = len({o.replica for o in outcomes})
+    if replicas < 2:
+        raise ShiftbenchInputError(f"--stream: {ref} ran {replicas} replica; power needs the noise between at least "
+                                   "two (run the pilot with --replicas 3 or more)")
+    variances = setting_variances(outcomes, _CATEGORY[metric])
+    if not variances:
+        raise ShiftbenchInputError(f"--metric: {ref} has no finished {_CATEGORY[metric]} test tasks in every replica")
+    async with read_only(journal) as reader:
+        run = await reader.run(run_id)
+        assert run is not None  # load_evidence found it
+        measured = await measure(reader, run_id)
+    config = config_from_json(run.config)
+    dataset = dataset_of_run(run, "restore it to size a sweep from the run")
+    scenarios = [dataset.scenarios[v.setting] for v in variances]
+    rows = []
+    for per_window in _sizes(config.pilot):
+        planned = plan_streams([ref.model], [ref.method], scenarios, learns=lambda n: get_method_spec(n).learns,
+                               pilot=per_window, repeats=config.repeats)
+        tasks = {s.scenario.name: sum(1 for t in s.test if t.category == _CATEGORY[metric]) for s in planned}
+        sd = predicted_sd(variances, tasks)
+        needed = replicas_needed(sd, difference, power)
+        cost = None
+        if needed is not None and ref.model in run_price_table(run.config):
+            counts = _counts(planned, needed)
+            found = projection_rows(measured, [ref.model], [ref.method], counts, run_price_table(run.config))
+            cost = found[0].projected_usd if found else None
+        rows.append(PowerRow(per_window, tasks, sd, needed, None if needed is None else mde(sd, needed, power), cost))
+    head = (f"power of {ref} (pilot: {replicas} replicas, {', '.join(f'{v.setting} {v.tasks}' for v in variances)} "
+            f"{_CATEGORY[metric]} tasks): replicas per stream to detect {difference:g} points of {metric} at "
+            f"{power:.0%} power (two-sided 95%)")
+    return _json(head, variances, rows) if as_json else _text(head, variances, rows)
+
+
+def _sizes(pilot: int) -> list[int]:
+    """The pilot's tasks per window, then 2x, 4x ... up to 64x, then the whole test set (0)."""
+    if pilot <= 0:
+        return [0]
+    return [pilot * 2**k for k in range(7)] + [0]
+
+
+def _counts(streams: Sequence[Stream], replicas: int) -> dict[str, dict[Cell, int]]:
+    """Episodes of the stream's sweep at that size: serving where the method learns, test x repeats, per replica."""
+    counts: dict[str, dict[Cell, int]] = defaultdict(dict)
+    for s in streams:
+        counts[s.method][(s.scenario.name, "serving")] = len(s.serving) * replicas
+        counts[s.method][(s.scenario.name, "test")] = len(s.test) * s.repeats * replicas
+    return dict(counts)
+
+
+def _text(head: str, variances: Sequence[SettingVariance], rows: Sequence[PowerRow]) -> str:
+    lines = [head, "  per setting: " + ", ".join(
+        f"{v.setting} SD per task {v.per_task ** 0.5:.1f}, per replica {v.per_replica ** 0.5:.1f}"
+        for v in variances), ""]
+    lines.append(f"{'tasks/window':>12} {'tasks (category)':>17} {'SD of a replica':>16} {'replicas':>9} "
+                 f"{'MDE':>6} {'cost $':>10}")
+    seen: set[tuple[int, ...]] = set()
+    for row in rows:
+        sizes = tuple(row.tasks.values())
+        if sizes in seen:
+            continue  # past the test set's size, a larger pilot is the same sweep
+        seen.add(sizes)
+        lines.append(f"{'all' if row.per_window == 0 else row.per_window:>12} {sum(sizes):>17} {row.sd:>16.2f} "
+                     f"{'>1000' if row.replicas is None else row.replicas:>9} "
+                     f"{'-' if row.achieved_mde is None else f'{row.achieved_mde:.2f}':>6} "
+                     f"{'-' if row.cost_usd is None else f'{row.cost_usd:,.2f}':>10}")
+    lines.append("(cost: that many replicas of this stream at that size, projected from the run's episodes as "
+                 "`shiftbench estimate` does; '-': no price for the model)")
+    return "\n".join(lines)
+
+
+def _json(head: str, variances: Sequence[SettingVariance], rows: Sequence[PowerRow]) -> str:
+    return orjson.dumps({"summary": head, "settings": [vars(v) for v in variances],
+                         "rows": [vars(r) for r in rows]}, option=orjson.OPT_INDENT_2).decode()
