@@ -70,6 +70,7 @@ def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.Arg
     show.add_argument("--scenario", help="one scenario, e.g. retail_l1")
     show.add_argument("--window", type=int, help="one window (the dataset's own window id)")
     show.add_argument("--phase", choices=("serving", "test"), help="serving or test episodes only")
+    show.add_argument("--replica", type=int, metavar="K", help="one stream replica of a run with --replicas (0 ..)")
     show.add_argument("--limit", type=int, default=20, help="print at most N episodes (default 20; 0: all)")
     show.add_argument("--json", action="store_true", help="plain data for tools, every field")
     add_journal(show)
@@ -83,7 +84,7 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
     model, method = split_stream(args.stream) if args.stream else (None, None)
     where = EpisodeFilter(unit_id=args.unit, model=model, method=method, scenario=args.scenario,
-                          window=args.window, phase=args.phase, failed=args.failed)
+                          window=args.window, phase=args.phase, failed=args.failed, replica=args.replica)
     limit = -1 if args.limit <= 0 else args.limit
     transcripts, total = run(load_transcripts, journal, args.run_id, where, limit)
     if args.json:

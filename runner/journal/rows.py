@@ -249,6 +249,8 @@ class StreamOfRun(NamedTuple):
     model: str
     method: str
     scenario: str
+    replica: int = 0
+    """The stream replica (`--replicas K`): one of a cell's K streams."""
 
 
 class UnitOfRun(NamedTuple):
@@ -487,10 +489,12 @@ class EpisodeFilter:
     phase: str | None = None
     failed: bool = False
     """Only episodes short of the full score (reward < 1)."""
+    replica: int | None = None
+    """One stream replica (`--replicas K`)."""
 
     def params(self) -> tuple[object, ...]:
         """The filter's parameters in the order of the queries' `_EPISODE_WHERE` clause."""
-        pairs = (self.unit_id, self.model, self.method, self.scenario, self.window, self.phase)
+        pairs = (self.unit_id, self.model, self.method, self.scenario, self.window, self.phase, self.replica)
         return (*(value for field_value in pairs for value in (field_value, field_value)), int(self.failed))
 
 

@@ -20,7 +20,7 @@ _EPISODE_DETAIL_COLUMNS = ", ".join(
 _EPISODE_WHERE = """
 WHERE e.run_id = ? AND (? IS NULL OR u.unit_id = ?) AND (? IS NULL OR u.model = ?) AND (? IS NULL OR u.method = ?)
   AND (? IS NULL OR u.scenario = ?) AND (? IS NULL OR u.window = ?) AND (? IS NULL OR u.phase = ?)
-  AND (? = 0 OR e.reward < 1.0)
+  AND (? IS NULL OR u.replica = ?) AND (? = 0 OR e.reward < 1.0)
 """
 _EPISODE_FROM = "FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_id = e.unit_id"
 _EPISODE_DETAILS = (f"SELECT {_EPISODE_DETAIL_COLUMNS} {_EPISODE_FROM} {_EPISODE_WHERE} "
@@ -37,7 +37,7 @@ _FAILED_COUNTS = f"""
 SELECT u.model, u.method, u.scenario, count(*) {_EPISODE_FROM}
 WHERE e.run_id = ? AND u.phase = 'test' AND e.reward < 1.0 GROUP BY u.model, u.method, u.scenario
 """
-_STREAMS_OF_RUN = ("SELECT stream_id, model, method, scenario FROM units WHERE run_id = ? "
+_STREAMS_OF_RUN = ("SELECT stream_id, model, method, scenario, replica FROM units WHERE run_id = ? "
                    "GROUP BY stream_id ORDER BY min(rowid)")
 _WINDOWS_OF_RUN = ("SELECT model, method, scenario, phase, window, count(*) FROM units WHERE run_id = ? "
                    "GROUP BY model, method, scenario, phase, window ORDER BY min(rowid)")

@@ -24,7 +24,7 @@ __all__ = ["export_jsonl", "stream_transcripts"]
 
 async def stream_transcripts(reader: Reader, run_id: str,
                              stream: StreamOfRun) -> list[Transcript]:
-    where = EpisodeFilter(model=stream.model, method=stream.method, scenario=stream.scenario)
+    where = EpisodeFilter(model=stream.model, method=stream.method, scenario=stream.scenario, replica=stream.replica)
     return [transcript_of(run_id, row) for row in await reader.episode_details(run_id, where)]
 
 

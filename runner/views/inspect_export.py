@@ -31,6 +31,7 @@ from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall
 
 from runner.journal import RunRow, read_only
+from runner.plan import replica_label
 from runner.views.episodes import require_run
 from runner.views.export import stream_transcripts
 from runner.views.transcript import Transcript, json_text
@@ -48,7 +49,8 @@ async def export_inspect(path: Path, run_id: str, out: Path) -> list[tuple[Path,
         run = await require_run(reader, path, run_id)
         for stream in await reader.streams_of_run(run_id):
             transcripts = await stream_transcripts(reader, run_id, stream)
-            target = out / f"{run_id}_{_slug(stream.model)}_{stream.method}_{stream.scenario}.eval"
+            replica = f"_{replica_label(stream.replica)}" if stream.replica else ""
+            target = out / f"{run_id}_{_slug(stream.model)}_{stream.method}_{stream.scenario}{replica}.eval"
             await write_eval_log_async(_log(run, stream.model, stream.method, stream.scenario, transcripts),
                                        str(target))
             written.append((target, len(transcripts)))

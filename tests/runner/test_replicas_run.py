@@ -110,6 +110,16 @@ def test_reports_carry_the_noise_floor_in_every_format(built_suite: Path, tmp_pa
         rules.write_text(f'[[rule]]\nmetric = "mde.avg_h"\nstream = "scripted:noisy=0.3/blind"\nmax = {bar}\n')
         assert main(["gate", run_id, "--rules", str(rules), "--journal", str(journal)]) == code
     assert "more replicas would settle it" in capsys.readouterr().out
+    # show and export treat replicas as streams of their own: one replica at a time, each episode once.
+    assert main(["show", run_id, "--replica", "2", "--limit", "0", "--json", "--journal", str(journal)]) == 0
+    shown = orjson.loads(capsys.readouterr().out)
+    assert shown and all("|replica2|" in episode["unit_id"] for episode in shown)
+    assert main(["export", run_id, "--format", "jsonl", "--out", str(tmp_path / "out"), "--journal",
+                 str(journal)]) == 0
+    exported = (tmp_path / "out" / f"{run_id}.jsonl").read_text().splitlines()
+    with sqlite3.connect(journal) as db:
+        assert len(exported) == db.execute("SELECT count(*) FROM episodes").fetchone()[0]
+    assert len({orjson.loads(line)["unit_id"] for line in exported}) == len(exported)
 
 
 def test_one_replica_says_the_noise_across_serving_streams_is_not_measured(
