@@ -121,18 +121,7 @@ def t_quantile(p: float, df: float) -> float:
         return -t_quantile(1.0 - p, df)
     if math.isinf(df):
         return _normal_quantile(p)
-    low, high = 0.0, 1.0
-    while _t_cdf(high, df) < p:
-        high *= 2.0
-    for _ in range(200):
-        middle = (low + high) / 2
-        if _t_cdf(middle, df) < p:
-            low = middle
-        else:
-            high = middle
-        if high - low < 1e-12 * max(1.0, high):
-            break
-    return (low + high) / 2
+    return _invert(lambda x: _t_cdf(x, df), p)
 
 
 def f_quantile(p: float, df1: float, df2: float) -> float:
@@ -141,9 +130,11 @@ def f_quantile(p: float, df1: float, df2: float) -> float:
     if not 0.0 < p < 1.0 or not (df1 > 0 and df2 > 0):
         raise ValueError("p must be in (0, 1) and both df positive")
 
-    def cdf(x: float) -> float:
-        return _incomplete_beta(df1 * x / (df1 * x + df2), df1 / 2, df2 / 2)
+    return _invert(lambda x: _incomplete_beta(df1 * x / (df1 * x + df2), df1 / 2, df2 / 2), p)
 
+
+def _invert(cdf: Callable[[float], float], p: float) -> float:
+    """The x >= 0 where a rising CDF reaches p: bracketed by doubling, then bisected to 1e-12."""
     low, high = 0.0, 1.0
     while cdf(high) < p:
         high *= 2.0
