@@ -3,6 +3,8 @@
 A method turns what it has learned into text appended to the acting agent's system prompt
 (`context`), learns from finished serving episodes (`learn`), and saves and restores its state as JSON
 (`state` / `load`) so the journal can checkpoint it and test sets can run against a frozen snapshot.
+A method without JSON state (the reference's interface through `methods.slb`) says so in its spec
+(`snapshot = "copy"`): its test sets then get a deep copy, and a resume replays `learn` from the start.
 
 What a method may see is the protocol's business (FORMAT.md): a `TaskView` (no evaluator, category,
 window or split) and `EpisodeRecord`s ending in their `Score: n/100.` line. Model calls go only
@@ -11,15 +13,17 @@ through the `ModelClient` the runner hands in, so they are rate-limited, budgete
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
 
+from methods.options import MethodOption
 from simulators.model_api import ModelClient
-from simulators.protocol import JSON, TaskView
+from simulators.protocol import JSON, Scenario, Task, TaskView
 from simulators.record import EpisodeRecord
 
-__all__ = ["BulletinLookup", "Method", "MethodSetup", "MethodSpec", "NonLearning"]
+__all__ = ["BulletinLookup", "Labelled", "Method", "MethodSetup", "MethodSpec", "NonLearning", "PublicScenario",
+           "context_for"]
 
 BulletinLookup = Callable[[int], str]
 """Stream position -> the active window's Oracle bulletin. Handed to the oracle method only."""
@@ -41,6 +45,40 @@ class Method(Protocol):
     def load(self, state: JSON) -> None: ...
 
 
+@runtime_checkable
+class Labelled(Protocol):
+    """A method whose context is asked with the phase and window labels, as the reference's interface
+    asks it (`context(task, phase, window)`). Only the adapter is one; the labels are bookkeeping, and
+    `shiftbench methods check` fails a method whose context changes with them."""
+
+    def labelled_context(self, task: TaskView, phase: str, window: int) -> str: ...
+
+
+def context_for(method: Method, task: Task) -> str:
+    """The context for `task` as the runner asks it: the task view, with the labels only for `Labelled`."""
+    if isinstance(method, Labelled):
+        return method.labelled_context(task.view(), task.split, task.window)
+    return method.context(task.view())
+
+
+@dataclass(frozen=True)
+class PublicScenario:
+    """What anyone may read of a scenario: the agent's system prompt, its documents and its tools.
+    No world, no windows, no bulletins, no tasks."""
+
+    name: str
+    domain: str
+    tier: str
+    system_prompt: str
+    documents: Mapping[str, str]
+    tools: tuple[Mapping[str, JSON], ...]
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> PublicScenario:
+        env = scenario.environment
+        return cls(scenario.name, scenario.domain, scenario.tier, env.system_prompt, dict(env.docs), env.tools)
+
+
 @dataclass(frozen=True)
 class MethodSetup:
     """What the runner hands a method when it builds one."""
@@ -51,6 +89,10 @@ class MethodSetup:
     """For methods that call a model; None for the others."""
     bulletins: BulletinLookup | None = None
     """Only for methods whose spec says `sees_bulletin` (Oracle, by design)."""
+    public: PublicScenario | None = None
+    """The scenario's public face (system prompt, documents, tools)."""
+    options: Mapping[str, JSON] = field(default_factory=dict)
+    """The spec's declared options, checked, defaults filled in (`methods.options`)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +109,14 @@ class MethodSpec:
     """A saved state (what `state()` returned) as a person reads it, for `shiftbench state`: what the
     method has learned and what it writes into the agent's prompt; "" when it has learned nothing yet.
     None: the state is shown as stored."""
+    options: tuple[MethodOption, ...] = ()
+    """What a sweep file's `[methods.NAME.options]` may set; the builder gets them in `MethodSetup.options`."""
+    block_size: int | None = None
+    """Serving episodes between two `learn` calls; None: the sweep's `block_size`. Set from the
+    `block_size` option when a spec declares one (`methods.spec.configure`)."""
+    snapshot: Literal["state", "copy"] = "state"
+    """"state": `state()` is JSON and `load(state())` restores it (checkpoints, frozen test sets). "copy":
+    no JSON state; test sets get a deep copy and a resume replays `learn` on every journaled block."""
 
 
 class NonLearning:

@@ -1,6 +1,9 @@
 """rag: the reference retrieval baseline, and a recency-weighted variant.
 
-After each block every record joins the store. For a task, the 8 past records most similar to its
+After each block every record joins the store, as the reference's RAG stores it: in the reference's
+record text (`methods.slb.record`: no observation after an accepted finish, a turn without a call as
+`NONE [invalid: (no_action)]` and the corrective message it got as the next step's `received:`,
+arguments as re-encoded JSON). For a task, the 8 past records most similar to its
 instruction are shown with their score and stream position, best first. Similarity is Okapi BM25
 (k1 = 1.5, b = 0.75, `methods.bm25`) over lowercased `[a-z0-9]+` tokens of the instruction with its
 `Current timestamp: t` line removed; the query is the task's instruction processed the same way.
@@ -16,11 +19,12 @@ equally similar older ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 
 from methods.base import MethodSetup, MethodSpec
 from methods.bm25 import Bm25Index
+from methods.slb.record import reference_record
 from methods.text import strip_timestamp, tokenize
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
@@ -46,11 +50,14 @@ class Case:
 
 
 class RagMethod:
-    def __init__(self, top_k: int = 8, char_cap: int = 100_000, half_life: int | None = None) -> None:
+    def __init__(self, top_k: int = 8, char_cap: int = 100_000, half_life: int | None = None,
+                 tool_names: Collection[str] | None = None) -> None:
         self.top_k = top_k
         self.char_cap = char_cap
         self.half_life = half_life
         """None: plain BM25 (the reference). Otherwise the recency half-life in stream positions."""
+        self.tool_names = tool_names
+        """The scenario's tools, which tell a call to no tool apart in the record; None: every name is one."""
         self._cases: list[Case] = []
         self._index = Bm25Index()
 
@@ -73,7 +80,7 @@ class RagMethod:
 
     async def learn(self, records: Sequence[EpisodeRecord]) -> None:
         for record in records:
-            text = record.render()
+            text = reference_record(record, self.tool_names)
             self._add(Case(record.position, record.score, record.task.instruction, text[: self.char_cap],
                            len(text) > self.char_cap))
 
@@ -112,11 +119,17 @@ def describe_rag(state: JSON) -> str:
 
 
 def _build_plain(setup: MethodSetup) -> RagMethod:
-    return RagMethod()
+    return RagMethod(tool_names=_tools(setup))
 
 
 def _build_recency(setup: MethodSetup) -> RagMethod:
-    return RagMethod(half_life=150)
+    return RagMethod(half_life=150, tool_names=_tools(setup))
+
+
+def _tools(setup: MethodSetup) -> frozenset[str] | None:
+    if setup.public is None:
+        return None
+    return frozenset(str(tool["function"]["name"]) for tool in setup.public.tools)
 
 
 RAG = MethodSpec(name="rag", summary="BM25 top 8 past records by instruction, with score and position (reference).",

@@ -1,9 +1,9 @@
 """A sweep's configuration: from flags or a TOML file, validated where it enters, hashed for resume.
 
-The hash covers what decides results (models and their endpoints, methods, scenarios, dataset, block
-size, seed, pilot, repeats, replicas, judge, the episode and call settings), not how fast, how dear or
-where they are written (concurrency, budget, prices, journal path, display), so a resumed run may change
-the latter freely.
+The hash covers what decides results (models and their endpoints, methods with their specs and
+options, scenarios, dataset, block size, seed, pilot, repeats, replicas, judge, the episode and call
+settings), not how fast, how dear or where they are written (concurrency, budget, prices, journal path,
+display), so a resumed run may change the latter freely.
 """
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ import difflib
 import hashlib
 import math
 import tomllib
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from methods.registry import METHOD_REGISTRY
+from methods.spec import ResolvedMethod
+from runner.method_config import methods_from_file, normalize_methods, resolve_methods
 from runner.models.endpoint_keys import check_endpoint_keys
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
@@ -28,8 +29,8 @@ __all__ = ["RESULT_KEYS", "SweepConfig", "allowed_range", "config_from_json", "c
            "stored_config_hash"]
 
 RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
-               "repeats", "max_tokens", "max_turns", "temperature", "call_timeout", "replicas")
-_HASHED_WHEN_SET = ("max_turns", "temperature", "call_timeout", "replicas")
+               "repeats", "max_tokens", "max_turns", "temperature", "call_timeout", "replicas", "method_specs")
+_HASHED_WHEN_SET = ("max_turns", "temperature", "call_timeout", "replicas", "method_specs")
 """Keys added after runs were journaled: hashed only when they differ from their default, so a run
 journaled before they existed (its stored hash covers none of them) still resumes."""
 
@@ -38,6 +39,10 @@ journaled before they existed (its stored hash covers none of them) still resume
 class SweepConfig:
     models: tuple[str, ...] = ("scripted",)
     methods: tuple[str, ...] = ("blind", "oracle")
+    """The names the sweep runs its methods under (`runner.method_config`)."""
+    method_specs: Mapping[str, Any] = field(default_factory=dict)
+    """Per method name that is not a bare registry name: `{"from": SPEC, "options": {...}}`, from
+    `--methods NAME=SPEC` or a sweep file's `[methods.NAME]` tables."""
     scenarios: tuple[str, ...] = SCENARIOS
     dataset: str = ""
     """A dataset directory; empty means the built-in suite (built on first use)."""
@@ -99,8 +104,14 @@ class SweepConfig:
 
     def validate(self, source: str) -> SweepConfig:
         """Raise one clear error naming `source` (a file or `flags`) for the first problem found: every
-        number finite, of the right type and in range, before anything is written."""
-        _check_names(source, "methods", self.methods, sorted(METHOD_REGISTRY))
+        number finite, of the right type and in range, before anything is written. Methods come back
+        normalized (a spec named on the command line becomes a name and its entry), each resolved."""
+        where = "--methods" if source == "flags" else source
+        methods, specs = normalize_methods(self.methods, self.method_specs, where, Path.cwd())
+        resolve_methods(methods, specs, where)
+        return replace(self, methods=methods, method_specs=specs)._checked(source)
+
+    def _checked(self, source: str) -> SweepConfig:
         _check_names(source, "scenarios", self.scenarios, list(SCENARIOS), allow_other=bool(self.dataset))
         if not self.models:
             raise ShiftbenchInputError(f"{source}: models is empty; name at least one (e.g. scripted)")
@@ -121,6 +132,15 @@ class SweepConfig:
         if not isinstance(self.allow_unpriced, bool):
             raise ShiftbenchInputError(f"{source}: allow_unpriced must be true or false")
         return self
+
+    def resolved_methods(self, source: str = "the run's config") -> dict[str, ResolvedMethod]:
+        """Each method by name, resolved (the user's code imported, its options bound)."""
+        return resolve_methods(self.methods, self.method_specs, source)
+
+    def learns(self) -> Callable[[str], bool]:
+        """Whether a method of this sweep learns (one that does not gets no serving stream)."""
+        resolved = self.resolved_methods()
+        return lambda name: resolved[name].spec.learns
 
     def results_view(self) -> dict[str, Any]:
         view = asdict(self)
@@ -214,8 +234,9 @@ def _suggest(word: str, known: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(SweepConfig) if f.name in _HASHED_WHEN_SET}
-_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig) if f.name != "plan"}
+_DEFAULTS: dict[str, Any] = {f.name: f.default if f.default_factory is MISSING else f.default_factory()
+                             for f in fields(SweepConfig) if f.name in _HASHED_WHEN_SET}
+_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig) if f.name not in ("plan", "method_specs")}
 _TUPLE_KEYS = {"models", "methods", "scenarios", "labels"}
 _TABLE_KEYS = {"prices", "endpoints"}
 _KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,), "float": (int, float),
@@ -240,7 +261,7 @@ def load_config_file(path: Path) -> SweepConfig:
     endpoints = table.get("endpoints")
     for name, endpoint in (endpoints.items() if isinstance(endpoints, Mapping) else ()):
         check_endpoint_keys(f"{path} [endpoints.{name}]", endpoint)
-    config = SweepConfig()
+    config = replace(SweepConfig(), **methods_from_file(path, raw, table))
     for key, value in table.items():
         config = replace(config, **{key: _coerce(path, key, value)})
     if config.dataset and not Path(config.dataset).is_absolute():

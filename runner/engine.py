@@ -12,7 +12,8 @@ its model and method calls carrying the replica's sampling seed):
   the method state and runs concurrently with the next window's serving; with `--repeats K` each test
   task is K units against that same frozen state (serving stays one stream).
 All streams run at once. Resume skips journaled units and restores the method: its last checkpoint,
-then `learn` replayed on the blocks journaled after it.
+then `learn` replayed on the blocks journaled after it (`runner.stream_methods`, which also owns how a
+method without JSON state is frozen and restored, and each method's own block size).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 import anyio
 import orjson
 
-from methods.base import Method, MethodSetup, MethodSpec
+from methods.base import Method, MethodSpec, context_for
 from methods.registry import get_method_spec
 from runner.budget import BudgetExhausted
 from runner.episode import EpisodeLimits, EpisodeResult, run_episode
@@ -33,11 +34,11 @@ from runner.errors import InfrastructureError, RunAborted
 from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Handed, Journal
 from runner.limits import SERVING, TEST, ServingClaim
 from runner.models.stack import ClientStack
-from runner.plan import Stream, Unit, serving_blocks, window_tasks
+from runner.plan import Stream, Unit, window_tasks
 from runner.progress import RunProgress, StreamProgress
+from runner.stream_methods import Frozen, StreamMethods
 from simulators.domain import Domain, Judge
-from simulators.protocol import JSON, Task
-from simulators.record import EpisodeRecord
+from simulators.protocol import Task
 from simulators.registry import get_domain
 
 __all__ = ["Engine", "StopControl"]
@@ -96,9 +97,11 @@ class Engine:
     """Per stream, serving episodes learned from since its last checkpoint."""
     _handed: dict[str, Handed] = field(default_factory=dict)
     """Per stream, its last serving block handed to the writer (maybe not committed yet)."""
+    methods: StreamMethods = field(init=False)
 
     def __post_init__(self) -> None:
         self.stop.progress = self.progress
+        self.methods = StreamMethods(self.run_id, self.journal, self.clients, self.method_specs, self.block_size)
 
     async def run(self, streams: Sequence[Stream]) -> None:
         # What exists now (the dataset, the methods, the clients) lives for the whole run: frozen, the
@@ -117,8 +120,8 @@ class Engine:
     async def _run_stream(self, stream: Stream) -> None:
         live = self.progress.streams[stream.stream_id]
         done = await self._done_units(stream)
-        method = await self._restore(stream)
-        window_states: dict[int, JSON] = {}
+        method, window_states, unsaved = await self.methods.restore(stream)
+        self._unsaved[stream.stream_id] = unsaved
         async with anyio.create_task_group() as tests:
             with self.clients.serving_claim(stream.model) as claim:  # given back once serving is over
                 for number, window in enumerate(stream.windows(), start=1):
@@ -127,11 +130,11 @@ class Engine:
                     if ran is None:
                         break  # stopping
                     if ran:
-                        window_states[window] = method.state()
+                        window_states[window] = self.methods.freeze(stream, method)
                     pending = [unit for task in window_tasks(stream.test, window)
                                for unit in stream.test_units(task) if unit.unit_id not in done]
                     if pending:
-                        state = await self._window_state(stream, window, window_states)
+                        state = await self.methods.window_state(stream, window, window_states)
                         tests.start_soon(self._run_test_set, stream, state, pending,
                                          self._handed.get(stream.stream_id))
             await self._serving_durable(stream)  # a failed commit stops the run here, not silently
@@ -142,7 +145,7 @@ class Engine:
                             claim: ServingClaim) -> bool | None:
         """Serve one window's blocks; True if any ran here, None if the run is stopping."""
         ran = False
-        blocks = serving_blocks(window_tasks(stream.serving, window), self.block_size)
+        blocks = self.methods.blocks(stream, window_tasks(stream.serving, window))
         for index, block in enumerate(blocks):
             if all(stream.unit_id(t) in done for t in block):
                 continue
@@ -158,7 +161,7 @@ class Engine:
         """Run, learn, journal. A block cut short (the budget ran out) is neither learned from nor
         journaled: a resume runs it again, its answered calls replayed from the response cache.
         `claim`: a slot for each episode still running, and one kept through learn and the hand-over."""
-        contexts = [method.context(t.view()) for t in block]
+        contexts = [context_for(method, t) for t in block]
         results: list[EpisodeResult | None] = [None] * len(block)
         claim.hold(len(block))
 
@@ -210,13 +213,12 @@ class Engine:
         if handed is not None:
             await handed.durable()
 
-    async def _run_test_set(self, stream: Stream, state: JSON, units: list[Unit], serving: Handed | None) -> None:
+    async def _run_test_set(self, stream: Stream, state: Frozen, units: list[Unit], serving: Handed | None) -> None:
         """`serving`: the window's last serving block, committed before any test episode of it starts, so a
         journaled test episode always has its window's serving in the journal too."""
         if serving is not None:
             await serving.durable(observe=False)
-        frozen = self.build_method(stream)
-        frozen.load(state)
+        frozen = self.methods.thaw(stream, state)
         limiter = anyio.CapacityLimiter(TEST_EPISODES_IN_FLIGHT)
         live = self.progress.streams[stream.stream_id]
 
@@ -224,7 +226,7 @@ class Engine:
             async with limiter:
                 if self.stop.requested:
                     return
-                result = await self.attempt(stream, unit.task, frozen.context(unit.task.view()), TEST, unit.unit_id)
+                result = await self.attempt(stream, unit.task, context_for(frozen, unit.task), TEST, unit.unit_id)
                 if result is None:
                     return
                 batch = Batch()
@@ -236,22 +238,6 @@ class Engine:
         async with anyio.create_task_group() as group:
             for unit in units:
                 group.start_soon(one, unit)
-
-    async def _window_state(self, stream: Stream, window: int, here: dict[int, JSON]) -> JSON:
-        """The method state as of the end of `window`'s serving: the last window at or before it that
-        had serving tasks, from this process or from the journal; the initial state if none had."""
-        served = [w for w in stream.windows() if w <= window and window_tasks(stream.serving, w)]
-        if not served:
-            return self.build_method(stream).state()
-        last = served[-1]
-        if last in here:
-            return here[last]
-        stored = await self.journal.read.checkpoint(self.run_id, stream.stream_id, CheckpointKey.window_end(last))
-        if stored is None:
-            raise RunAborted(f"{stream.stream_id}: journal has no checkpoint for window {last}; "
-                             "the journal is damaged, start a new run")
-        state: JSON = orjson.loads(stored.state)
-        return state
 
     # ---------------------------------------------------------------------------------------- episodes
 
@@ -318,52 +304,11 @@ class Engine:
 
     def build_method(self, stream: Stream) -> Method:
         """The stream's method as the engine builds it (bulletins for Oracle, a learner's cache scope)."""
-        spec = self.method_specs(stream.method)
-        scenario = stream.scenario
-        bulletins = (lambda position: scenario.window_of_position(position).oracle_bulletin) \
-            if spec.sees_bulletin else None
-        client = None
-        if spec.uses_model:
-            # One cache scope for the stream's learning calls: a block re-run after a crash asks the same
-            # questions again and gets its paid answers back.
-            client = self.clients.client(stream.model, f"{stream.stream_id}|method", stream.stream_id, "method",
-                                         SERVING, stream.sampling_seed)
-        return spec.build(MethodSetup(scenario=scenario.name, domain=scenario.domain, client=client,
-                                      bulletins=bulletins))
-
-    async def _restore(self, stream: Stream) -> Method:
-        """The method as of the stream's last journaled serving block: its latest checkpoint, then `learn`
-        replayed on the blocks journaled after it (a learner's model calls replay from the cache)."""
-        method = self.build_method(stream)
-        stored = await self.journal.read.checkpoint(self.run_id, stream.stream_id, CheckpointKey.latest())
-        position = 0
-        if stored is not None:
-            position = stored.position
-            method.load(orjson.loads(stored.state))
-        journaled = await self.journal.read.serving_records_after(self.run_id, stream.stream_id, position)
-        records = {task_id: EpisodeRecord.from_json(orjson.loads(raw)) for task_id, raw in journaled.items()}
-        for block in serving_blocks(stream.serving, self.block_size):
-            if block[-1].timestamp <= position or block[0].task_id not in records:
-                continue
-            await method.learn([records[task.task_id] for task in block])
-        self._unsaved[stream.stream_id] = len(records)
-        return method
+        return self.methods.build(stream)
 
     async def method_as_of(self, stream: Stream, task: Task) -> Method:
-        """The method as it was when `task` ran (an audit's replay asks): a test task sees its window's
-        frozen state; a serving task the state before its block, i.e. the last window-end checkpoint
-        before its window, then `learn` replayed on that window's journaled blocks before its own."""
-        method = self.build_method(stream)
-        earlier = task.window if task.split == "test" else task.window - 1
-        method.load(await self._window_state(stream, earlier, {}))
-        if task.split == "test":
-            return method
-        journaled = await self.journal.read.serving_records_after(self.run_id, stream.stream_id, 0)
-        for block in serving_blocks(window_tasks(stream.serving, task.window), self.block_size):
-            if task in block:
-                break
-            await method.learn([EpisodeRecord.from_json(orjson.loads(journaled[t.task_id])) for t in block])
-        return method
+        """The method as it was when `task` ran (an audit's replay asks)."""
+        return await self.methods.as_of(stream, task)
 
     async def _done_units(self, stream: Stream) -> set[str]:
         return await self.journal.read.done_units(self.run_id, stream.stream_id)

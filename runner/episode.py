@@ -126,7 +126,8 @@ def _answer_turn(
                "allowed. Nothing was executed — re-issue the calls one per turn.")
         for call in calls:
             messages.append(Message(role="tool", content=why, tool_call_id=call.id))
-        steps.append(Step(turn.reasoning, turn.text, None, "", why, f"{len(calls)} calls in one turn"))
+        steps.append(Step(turn.reasoning, turn.text, None, "", why, f"{len(calls)} calls in one turn",
+                          tuple(call.name for call in calls)))
         return False, None
     only: ToolCall = calls[0]
     outcome = session.execute(only)

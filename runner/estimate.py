@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 
-from methods.registry import METHOD_REGISTRY, get_method_spec
 from runner.cache_savings import run_price_table
 from runner.config import config_from_json
 from runner.journal import Reader, RunRow, read_only
@@ -138,11 +138,9 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
         run = await _run(reader, journal, run_id)
         config = config_from_json(run.config)
         models = list(models or config.models)
-        methods = list(methods or config.methods)
-        for method in methods:
-            if method not in METHOD_REGISTRY:
-                raise ShiftbenchInputError(f"--methods: unknown method '{method}'; known: "
-                                           f"{', '.join(sorted(METHOD_REGISTRY))}")
+        if methods:
+            config = replace(config, methods=tuple(methods)).validate("--methods")
+        methods = list(config.methods)
         names = list(scenarios or config.scenarios)
         known = scenario_names(Path(run.dataset_path))
         missing = [name for name in names if name not in known]
@@ -151,7 +149,7 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
                                        f"scenario '{missing[0]}'; it has {', '.join(known)}")
         dataset = load_dataset(run.dataset_path, only=names)
         streams = plan_streams(models, methods, [dataset.scenarios[n] for n in names],
-                               learns=lambda name: get_method_spec(name).learns, repeats=config.repeats,
+                               learns=config.learns(), repeats=config.repeats,
                                replicas=config.replicas)
         rows = await run_projection(reader, run, streams, models, methods)
     if as_json:

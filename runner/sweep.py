@@ -19,7 +19,7 @@ import anyio
 import orjson
 from anyio import CancelScope
 
-from methods.registry import get_method_spec
+from methods.spec import ResolvedMethod
 from runner.budget import Budget
 from runner.cache_savings import CacheFigures, cache_total, run_price_table
 from runner.config import SweepConfig, config_from_json, config_hash, stored_config_hash
@@ -32,6 +32,7 @@ from runner.fit import check_oracle_readable, scenarios_present
 from runner.journal import STOPPING, Batch, Journal, ModelCallRow, NewRun, UnitRow, open_journal
 from runner.judge import judge_factory
 from runner.liveness import process_alive
+from runner.method_provenance import check_methods_unchanged, methods_journaled
 from runner.models.journaled import note_served
 from runner.models.probe import ProbeResult, probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
@@ -146,10 +147,11 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
 
 async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
                        say: Callable[[str], None] = print, budget: float | None = None,
-                       meta: Mapping[str, str] | None = None) -> RunOutcome:
+                       meta: Mapping[str, str] | None = None, accept_method_change: bool = False) -> RunOutcome:
     """Continue a run in place: the streams it planned (a shard's only). `budget` replaces the run's cap
     (a run stopped by its cap resumes with a higher one); everything that decides results must be as it
-    was. `meta` rows are journaled once every check has passed."""
+    was, methods' sources included unless `accept_method_change` (then the change is journaled). `meta`
+    rows are journaled once every check has passed."""
     check_journal_target(journal_path)
     say(f"Journal: {journal_path}  (resuming run {run_id})")
     async with open_journal(journal_path, create=False) as journal:
@@ -162,10 +164,15 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
             prices = model_prices(config, models)
             planned = {row.stream_id for row in await journal.read.streams_of_run(run_id)}
             streams = [stream for stream in plan_sweep(config, dataset) if stream.stream_id in planned]
+            changed = await check_methods_unchanged(journal.read, run_id, config.resolved_methods(),
+                                                    accept_method_change)
             await _check_budget_left(journal, run_id, config.budget)
             probes = await probe_models(models.values(), say)
+            if changed.names:
+                say(f"Resuming with the changed source of {', '.join(changed.names)} (recorded in the run's "
+                    "provenance)")
             # Only now, with every check passed, is anything written: a refused resume changes nothing.
-            batch = _probe_rows(run_id, probes, prices)
+            batch = changed.journal(_probe_rows(run_id, probes, prices), run_id)
             if budget is not None:
                 batch.run_config(run_id, orjson.dumps(asdict(config)).decode(), budget)
             for key, value in (meta or {}).items():
@@ -200,14 +207,16 @@ def plan_sweep(config: SweepConfig, dataset: Dataset) -> list[Stream]:
     """Every stream of the sweep, in plan order (a shard splits this very list)."""
     scenarios = [dataset.scenarios[name] for name in config.scenarios]
     return plan_streams(config.models, config.methods, scenarios,
-                        learns=lambda name: get_method_spec(name).learns, pilot=config.pilot, repeats=config.repeats,
+                        learns=config.learns(), pilot=config.pilot, repeats=config.repeats,
                         replicas=config.replicas)
 
 
 async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
-                     streams: list[Stream], meta: Mapping[str, str] | None = None) -> None:
+                     streams: list[Stream], meta: Mapping[str, str] | None = None,
+                     methods: Mapping[str, ResolvedMethod] | None = None) -> None:
     """Journal a new run and its planned units (and `meta` rows, in the same transaction), exactly as
-    `start_sweep` does (bench/ and tests too)."""
+    `start_sweep` does (bench/ and tests too), with its methods' provenance (`methods`; None: the
+    config's, resolved)."""
     now = time.time()
     run = NewRun(run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
                  dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget,
@@ -219,7 +228,8 @@ async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset
     batch = Batch().new_run(run, units).set_meta(machine_meta_key(run_id), machine_info())
     for key, value in (meta or {}).items():
         batch.set_meta(key, value)
-    await journal.commit(batch)
+    resolved = config.resolved_methods() if methods is None else methods
+    await journal.commit(methods_journaled(batch, run_id, resolved))
 
 
 async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:
@@ -274,7 +284,9 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
                           budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
                           replayable=cached)
+    methods = config.resolved_methods()
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
+                    method_specs=lambda name: methods[name].spec,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                     judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns))
     display = make_display(display_kind, progress)

@@ -20,6 +20,9 @@ class Step:
     observation: str
     note: str = ""
     """Why no action ran, for `action: NONE [<why>]`."""
+    call_names: tuple[str, ...] = ()
+    """The names of a turn's calls when several came and none ran (the reference's record tells a
+    finish among them apart)."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class EpisodeRecord:
     def from_json(cls, data: Mapping[str, JSON]) -> EpisodeRecord:
         """The record as the journal stored it (orjson of the dataclass)."""
         task = TaskView(**data["task"])
-        steps = tuple(Step(**step) for step in data["steps"])
+        steps = tuple(Step(**{**step, "call_names": tuple(step.get("call_names", ()))}) for step in data["steps"])
         return cls(task=task, position=int(data["position"]), steps=steps, reward=float(data["reward"]),
                    finish_arguments=data["finish_arguments"], end_reason=str(data["end_reason"]))
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 import orjson
 
-from methods.registry import get_method_spec
+from methods.base import context_for
 from runner.budget import Budget, BudgetExhausted
 from runner.config import SweepConfig, config_from_json
 from runner.engine import Engine
@@ -68,7 +68,7 @@ class Replay:
 
     async def context(self, episode: Recorded) -> str:
         method = await self.engine.method_as_of(episode.stream, episode.task)
-        return method.context(episode.task.view())
+        return context_for(method, episode.task)
 
     async def finish(self, status: str) -> None:
         await self.journal.commit(Batch().audit_status(self.audit_id, status))
@@ -152,15 +152,16 @@ async def _engine(journal: Journal, run_id: str, audit_id: str, config: SweepCon
     clients = ClientStack(run_id=audit_id, journal=journal, progress=progress, models=models,
                           prices=model_prices(config, models), budget=budget, concurrency=config.concurrency,
                           model_concurrency=config.model_concurrency, replay_from=run_id)
+    methods = config.resolved_methods()
     return Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                   block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
-                  limits=EpisodeLimits(max_turns=config.max_turns))
+                  limits=EpisodeLimits(max_turns=config.max_turns), method_specs=lambda name: methods[name].spec)
 
 
 async def _episodes(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset) -> list[Recorded]:
     scenarios = [dataset.scenarios[name] for name in config.scenarios]
     streams = plan_streams(config.models, config.methods, scenarios,
-                           learns=lambda name: get_method_spec(name).learns, pilot=config.pilot,
+                           learns=config.learns(), pilot=config.pilot,
                            replicas=config.replicas)
     units = {stream.unit_id(unit.task): (stream, unit.task) for stream in streams for unit in stream.units()}
     found = []

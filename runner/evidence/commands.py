@@ -11,7 +11,6 @@ from pathlib import Path
 
 import orjson
 
-from methods.registry import get_method_spec
 from runner.config import config_from_json
 from runner.evidence.compare import Comparison, compare_streams, render_comparison_json, render_comparison_text
 from runner.evidence.gate_run import gate_run, render_gate_json, render_gate_text
@@ -145,6 +144,6 @@ def _projected_full_cost(row: RunRow, spent: float, episodes: int) -> float:
     config = config_from_json(row.config)
     dataset = dataset_of_run(row, "restore it to gate the run")
     streams = plan_streams(config.models, config.methods, [dataset.scenarios[n] for n in config.scenarios],
-                           learns=lambda name: get_method_spec(name).learns, repeats=config.repeats,
+                           learns=config.learns(), repeats=config.repeats,
                            replicas=config.replicas)
     return project_cost(spent, episodes, full_task_count(streams))

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from methods.registry import get_method_spec
 from runner.config import SweepConfig, config_hash
 from runner.fit import check_oracle_readable, scenarios_present
 from runner.journal import RunRow, read_only
@@ -69,8 +68,10 @@ async def plan_shard(config: SweepConfig, dataset: Dataset, streams: list[Stream
     finally:
         await close_models(models)
 
+    methods = config.resolved_methods()
+
     def learns_with_calls(method: str) -> bool:
-        found = get_method_spec(method)
+        found = methods[method].spec
         return found.learns and found.uses_model
 
     split = split_cells(streams_work(streams, learns_with_calls, prices), spec.count)

@@ -9,6 +9,7 @@ import pytest
 from methods.base import MethodSetup
 from methods.bm25 import Bm25Index
 from methods.rag import RAG, RAG_RECENCY, RagMethod
+from methods.slb.record import reference_record
 from methods.text import tokenize
 from tests.methods.fakes import record, view
 
@@ -50,14 +51,14 @@ async def test_rag_ranks_by_bm25_on_instructions_without_their_timestamp() -> No
     assert method.context(view(9, "shipping address")) == ""
 
 
-async def test_rag_context_shows_score_position_and_the_full_record() -> None:
+async def test_rag_context_shows_score_position_and_the_full_record_in_the_reference_text() -> None:
     method = RagMethod()
     first, second = record(1, "refund the order", reward=0.0), record(2, "refund refund please")
     await method.learn([first, second])
     context = method.context(view(9, "refund"))
     assert context.startswith("# Past cases\n")
-    assert "## Case observed at stream position 2 — Score: 100/100.\n" + second.render() in context
-    assert "## Case observed at stream position 1 — Score: 0/100.\n" + first.render() in context
+    assert "## Case observed at stream position 2 — Score: 100/100.\n" + reference_record(second) in context
+    assert "## Case observed at stream position 1 — Score: 0/100.\n" + reference_record(first) in context
     assert context.index("position 2") < context.index("position 1")
 
 
@@ -75,8 +76,8 @@ async def test_rag_caps_each_record_at_100k_characters() -> None:
     assert len(state["cases"][0]["record"]) == 100_000 and state["cases"][0]["truncated"] is True
     assert state["cases"][1]["truncated"] is False
     context = method.context(view(9, "refund"))
-    assert long.render()[:100_000] + "\n  (record truncated)" in context
-    assert long.render() not in context and short.render() in context
+    assert reference_record(long)[:100_000] + "\n  (record truncated)" in context
+    assert reference_record(long) not in context and reference_record(short) in context
 
 
 async def test_rag_recency_prefers_recent_records_of_equal_similarity() -> None:

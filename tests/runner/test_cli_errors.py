@@ -18,7 +18,7 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["run", "--methods", "blnd"], "flags: unknown method 'blnd' (did you mean 'blind'?)"),
+    (["run", "--methods", "blnd"], "--methods: unknown method 'blnd' (did you mean 'blind'?)"),
     (["run", "--scenarios", "retail_l7"], "unknown scenario 'retail_l7'"),
     (["run", "--models", "gpt:x"], "--models: unknown model kind 'gpt' in 'gpt:x'"),
     (["run", "--models", "openai:gpt-x"], "'openai:gpt-x' needs its API key in the environment variable OPENAI_API"),

@@ -52,7 +52,7 @@ def make_engine(journal: Journal, model: ScriptModel, block_size: int, instances
 async def create(journal: Journal, scenario: Scenario, stream: Stream) -> None:
     dataset = Dataset(root=Path("."), scenarios={scenario.name: scenario}, fingerprint="f", file_hashes={})
     config = SweepConfig(models=("script",), methods=("counting",), scenarios=(scenario.name,))
-    await create_run(journal, RUN, config, dataset, [stream])
+    await create_run(journal, RUN, config, dataset, [stream], methods={})  # a fake method: no provenance
 
 
 def stream_of(scenario: Scenario) -> Stream:
@@ -221,8 +221,8 @@ async def test_a_stopped_engine_leaves_no_half_block(tmp_path: Path, block_size:
         assert done[0][0] % block_size == 0 and 0 < done[0][0] < 20
         # A new engine restores the method from the checkpoint plus the replayed blocks after it.
         resumed: list[CountingMethod] = []
-        restored = await make_engine(journal, ScriptModel(toy_decider(lambda r: "yes")), block_size, resumed,
-                                     stream)._restore(stream)
+        restored, _, _ = await make_engine(journal, ScriptModel(toy_decider(lambda r: "yes")), block_size,
+                                           resumed, stream).methods.restore(stream)
     assert isinstance(restored, CountingMethod) and restored.seen == done[0][0]
 
 

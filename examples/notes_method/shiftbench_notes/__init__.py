@@ -1,0 +1,1 @@
+"""shiftbench-notes: the worked example of docs/methods.md (`notes`, in `shiftbench_notes.notes`)."""
