@@ -25,10 +25,20 @@ from runner.journal import CheckpointKey, Journal
 from runner.limits import SERVING
 from runner.models.stack import ClientStack
 from runner.plan import Stream, serving_blocks, window_tasks
-from simulators.protocol import JSON, Task
+from simulators.model_api import ModelClient
+from simulators.protocol import JSON, Scenario, Task
 from simulators.record import EpisodeRecord
 
-__all__ = ["Frozen", "StreamMethods"]
+__all__ = ["Frozen", "StreamMethods", "method_setup"]
+
+
+def method_setup(spec: MethodSpec, scenario: Scenario, client: ModelClient | None) -> MethodSetup:
+    """What a method is handed when it is built: the scenario's public face, its client if it calls a
+    model, the bulletins only if its spec says it sees them (Oracle)."""
+    bulletins = (lambda position: scenario.window_of_position(position).oracle_bulletin) \
+        if spec.sees_bulletin else None
+    return MethodSetup(scenario=scenario.name, domain=scenario.domain, client=client if spec.uses_model else None,
+                       bulletins=bulletins, public=PublicScenario.of(scenario))
 
 
 @dataclass(frozen=True)
@@ -50,17 +60,13 @@ class StreamMethods:
     def build(self, stream: Stream) -> Method:
         """The stream's method as a fresh instance (bulletins for Oracle, a learner's cache scope)."""
         spec = self.specs(stream.method)
-        scenario = stream.scenario
-        bulletins = (lambda position: scenario.window_of_position(position).oracle_bulletin) \
-            if spec.sees_bulletin else None
         client = None
         if spec.uses_model:
             # One cache scope for the stream's learning calls: a block re-run after a crash asks the same
             # questions again and gets its paid answers back.
             client = self.clients.client(stream.model, f"{stream.stream_id}|method", stream.stream_id, "method",
                                          SERVING, stream.sampling_seed)
-        return spec.build(MethodSetup(scenario=scenario.name, domain=scenario.domain, client=client,
-                                      bulletins=bulletins, public=PublicScenario.of(scenario)))
+        return spec.build(method_setup(spec, stream.scenario, client))
 
     def block_size(self, stream: Stream) -> int:
         return self.specs(stream.method).block_size or self.sweep_block_size

@@ -1,26 +1,65 @@
-"""`methods`: the learning methods this installation can run, and whether they call a model."""
+"""`methods` and `methods check`: the learning methods this installation can see (where each comes
+from, whether it calls a model), and a method's conformance check before a sweep spends on it."""
 
 from __future__ import annotations
 
 import argparse
+import tomllib
 from typing import Any
 
-from runner.cli.parsing import Command
+from runner.cli.parsing import Command, positive, run_async
+from simulators.errors import ShiftbenchInputError
 
 __all__ = ["METHOD_COMMANDS", "add_methods_parser"]
 
 
 def add_methods_parser(commands: Any) -> None:
-    commands.add_parser("methods", help="list the learning methods")
+    methods = commands.add_parser("methods", help="list the learning methods it can see, or check one")
+    actions = methods.add_subparsers(dest="methods_command")
+    check = actions.add_parser("check", help="check a method against the protocol's rules (offline by default); "
+                                             "exit 1 on any FAIL")
+    check.add_argument("spec", help="a method: a name, module:NAME, ./file.py:NAME or slb:module:Class")
+    check.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option for the method, VALUE in TOML (keep=3, name=\"x\"); repeatable")
+    check.add_argument("--scenario", default="retail_l1", help="the scenario to play (default retail_l1)")
+    check.add_argument("--model", default="scripted", help="the agent's (and the method's) model (default scripted)")
+    check.add_argument("--dataset", default="", help="a dataset directory (default: the built-in suite)")
+    check.add_argument("--pilot", type=int, default=3, help="serving and test tasks per window (default 3; 0: all)")
+    check.add_argument("--context-tokens", type=positive, default=128_000,
+                       help="the model's context length the largest request is held against (default 128,000)")
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
-    from methods.registry import METHOD_REGISTRY
+    if args.methods_command == "check":
+        return _cmd_check(args)
+    from runner.method_list import render_methods
 
-    for spec in METHOD_REGISTRY.values():
-        calls = "extra model calls" if spec.uses_model else "no extra model calls"
-        print(f"{spec.name:<12} {spec.summary}  [{calls}]")
+    print(render_methods())
     return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from runner.method_check import CheckRequest, check_method, render_checks
+
+    request = CheckRequest(args.spec, _options(args.option), args.scenario, args.model, args.dataset, pilot=args.pilot,
+                           context_tokens=args.context_tokens)
+    _, results = run_async(check_method, request, print)
+    print(render_checks(results))
+    return 0 if all(result.passed for result in results) else 1
+
+
+def _options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ShiftbenchInputError(f"--option: expected KEY=VALUE, got {pair!r}")
+        try:
+            options[key.strip()] = tomllib.loads(f"value = {value}")["value"]
+        except tomllib.TOMLDecodeError:
+            raise ShiftbenchInputError(f"--option: {key.strip()}'s value {value!r} is not a TOML value (a string "
+                                       "needs quotes: name=\"x\")") from None
+    return options
 
 
 METHOD_COMMANDS: dict[str, Command] = {"methods": _cmd_methods}

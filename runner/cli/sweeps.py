@@ -42,6 +42,9 @@ def add_sweep_parsers(commands: Any) -> None:
     resume.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
     resume.add_argument("--budget", type=float, help="a new hard cap in USD (a run stopped by its cap resumes "
                                                       "with a higher one)")
+    resume.add_argument("--accept-method-change", action="store_true",
+                        help="continue although a method's source changed since the run began (the change is "
+                             "recorded in the run's provenance)")
     add_journal(resume)
     resume.add_argument("--display", choices=DISPLAYS, default="auto", help=DISPLAY_HELP)
 
@@ -78,7 +81,8 @@ def add_result_flags(run: argparse.ArgumentParser) -> None:
         "comma-separated. scripted: the offline agent that follows the documents and any policy block it is "
         "given; scripted:docs: the documents only; openai:<id>, anthropic:<id>, openrouter:<vendor>/<id>, "
         "together:<id>, fireworks:<id>, openai-compatible:<id>@http://host:port/v1, or a sweep file's endpoint"))
-    run.add_argument("--methods", type=names, help=f"comma-separated: {', '.join(sorted(METHOD_REGISTRY))}")
+    run.add_argument("--methods", type=names, help=f"comma-separated: {', '.join(sorted(METHOD_REGISTRY))}, an "
+                     "entry point's name, module:NAME, ./file.py:NAME, slb:module:Class; NAME=SPEC names one")
     run.add_argument("--scenarios", type=names, help=f"comma-separated, of {', '.join(SCENARIOS)} (default: all)")
     run.add_argument("--dataset", help="a dataset directory (default: the built-in suite)")
     run.add_argument("--seed", type=int, help="seed of the built-in suite (default 0)")
@@ -156,7 +160,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     from runner.sweep import resume_sweep
 
     journal = journal_path(args)
-    outcome = run_async(resume_sweep, args.run_id, journal, args.display, print, args.budget)
+    outcome = run_async(resume_sweep, args.run_id, journal, args.display, print, args.budget, None,
+                        args.accept_method_change)
     _print_report(journal, outcome.run_id)
     return EXIT_BY_STATUS.get(outcome.status, 1)
 

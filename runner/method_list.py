@@ -1,0 +1,40 @@
+"""`shiftbench methods`: every method this installation can see, and where each comes from.
+
+The registry's methods, then the installed entry points of `shiftbench.methods` (each resolved, so a
+broken one shows its error on its own line instead of hiding the rest). Other methods (a module, a
+file, a class of the reference's interface) are named by their spec; `methods check SPEC` checks one.
+"""
+
+from __future__ import annotations
+
+from methods.entry_points import installed_entry_points
+from methods.registry import METHOD_REGISTRY
+from methods.spec import resolve_method
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["render_methods"]
+
+
+def render_methods() -> str:
+    lines = []
+    for name in METHOD_REGISTRY:
+        lines.append(_line(name))
+    for point in installed_entry_points():
+        if point.name not in METHOD_REGISTRY:
+            lines.append(_line(point.name))
+    lines.append("")
+    lines.append("Also: --methods module:NAME, ./file.py:NAME, slb:module:Class (the reference's interface); "
+                 "NAME=SPEC names one. `shiftbench methods check SPEC` checks one.")
+    return "\n".join(lines)
+
+
+def _line(name: str) -> str:
+    try:
+        method = resolve_method(name, where=f"method '{name}'")
+    except ShiftbenchInputError as exc:
+        return f"{name:<12} cannot be loaded: {exc}"
+    spec, source = method.spec, method.source
+    calls = "extra model calls" if spec.uses_model else "no extra model calls"
+    where = "shiftbench" if source.origin == "registry" else f"entry point {source.target}" + (
+        f" ({source.distribution})" if source.distribution else "")
+    return f"{name:<12} {spec.summary}  [{calls}; {where}]"

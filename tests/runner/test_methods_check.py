@@ -1,0 +1,46 @@
+"""`shiftbench methods check`: FAIL with evidence on methods that break a rule, PASS on every method
+shiftbench ships (a small stream of the built-in suite on the offline scripted model). A method that
+breaks one rule may fail more than one check (a context that changes the state also breaks a restore):
+each planted fault must fail the check that names its rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from methods.registry import METHOD_REGISTRY
+from runner.cli import main
+from runner.method_check import CheckRequest, check_method
+
+PLANTED = Path(__file__).resolve().parents[1] / "methods" / "planted_methods.py"
+
+
+@pytest.mark.parametrize(("spec", "failing", "evidence"), [
+    (f"slb:{PLANTED}:WindowReader", "context ignores labels",
+     "changes with the labels: (serving, window 0) vs (serving, window 7): first difference at character 29: "
+     "'he policy of window 0' vs 'he policy of window 7'"),
+    (f"{PLANTED}:CURIOUS", "test tasks do not teach", "asking the context of test task "),
+    (f"{PLANTED}:FORGETFUL", "load(state()) restores", "restored after position "),
+    (f"{PLANTED}:DICEY", "learn is deterministic", "two instances given the same records differ"),
+])
+def test_a_planted_fault_fails_its_check_with_evidence(spec: str, failing: str, evidence: str, built_suite: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["methods", "check", spec, "--dataset", str(built_suite), "--pilot", "2"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    failed = {line.split("  ")[1].strip(): line for line in out.splitlines() if line.startswith("FAIL")}
+    assert failing in failed, out
+    assert evidence in failed[failing], failed[failing]
+
+
+def test_a_correct_method_passes_every_check(built_suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["methods", "check", f"{PLANTED}:COUNTER", "--dataset", str(built_suite), "--pilot", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("PASS  ") == 7 and "7 passed, 0 failed" in out
+
+
+@pytest.mark.parametrize("name", sorted(METHOD_REGISTRY))
+async def test_every_method_shiftbench_ships_passes(name: str, built_suite: Path) -> None:
+    _, results = await check_method(CheckRequest(name, {}, dataset=str(built_suite), pilot=2), lambda line: None)
+    assert [r.name for r in results if not r.passed] == [], [r for r in results if not r.passed]
