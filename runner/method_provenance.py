@@ -13,16 +13,18 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from methods.spec import ResolvedMethod
 from runner.journal import Batch, Reader
 from simulators.errors import ShiftbenchInputError
 
+if TYPE_CHECKING:  # the reports read the journaled provenance without importing any method
+    from methods.spec import ResolvedMethod
+
 __all__ = ["ACCEPT_FLAG", "MethodChanges", "accepted_meta_key", "check_methods_unchanged", "method_meta_key",
-           "methods_journaled", "stored_methods"]
+           "method_lines", "methods_journaled", "stored_methods"]
 
 ACCEPT_FLAG = "--accept-method-change"
 
@@ -84,3 +86,29 @@ async def check_methods_unchanged(reader: Reader, run_id: str, resolved: Mapping
     recorded = accepted + [{"method": name, "before": before, "after": method.source.source_sha256,
                             "target": method.source.target, "accepted_at": now} for name, before, method in changes]
     return MethodChanges(tuple(name for name, _, _ in changes), orjson.dumps(recorded).decode())
+
+
+_ORIGIN_WORDS = {"registry": "shiftbench", "module": "module", "file": "file", "entry_point": "entry point",
+                 "adapter": "the reference's interface through the adapter,"}
+
+
+def method_lines(methods: Mapping[str, Any], changes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(method name, where it came from) for a report: origin and target, distribution, source hash and
+    files, options; then each accepted source change."""
+    lines = []
+    for name, entry in methods.items():
+        origin = _ORIGIN_WORDS.get(str(entry.get("origin")), str(entry.get("origin")))
+        dist = f" ({entry['distribution']})" if entry.get("distribution") else ""
+        options = entry.get("options") or {}
+        told = f", options {', '.join(f'{k}={v!r}' for k, v in options.items())}" if options else ""
+        digest, files = str(entry.get("source_sha256", ""))[:12], _files(entry.get("source_files", 0))
+        lines.append((name, f"{origin} {entry.get('target', '')}{dist}, source sha256 {digest} ({files}){told}"))
+    for change in changes:
+        lines.append((str(change["method"]), f"source changed, resumed with it at {change['accepted_at']} "
+                                             f"(--accept-method-change): {str(change['before'])[:12]} -> "
+                                             f"{str(change['after'])[:12]}"))
+    return lines
+
+
+def _files(count: object) -> str:
+    return "1 file" if count == 1 else f"{count} files"

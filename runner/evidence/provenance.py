@@ -53,10 +53,12 @@ def machine_info() -> str:
                          "implementation": platform.python_implementation(), "cpus": os.cpu_count()}).decode()
 
 
-def provenance_extras(run: RunRow, machine: str | None, served: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+def provenance_extras(run: RunRow, machine: str | None, served: Iterable[tuple[str, str]] = (),
+                      methods: str | None = None, method_changes: str | None = None) -> dict[str, Any]:
     """What a report's provenance adds to the run row: models with their prices and the versions the
     providers said served them (`served_as`: more than one when a provider changed the model under a
-    running sweep), machine, plan."""
+    running sweep), machine, plan, and the methods as journaled (`runner.method_provenance`) with any
+    source change a resume accepted."""
     config = _config(run)
     models = _models(config)
     for model, version in sorted(set(served)):
@@ -65,6 +67,8 @@ def provenance_extras(run: RunRow, machine: str | None, served: Iterable[tuple[s
         "models": models,
         "machine": orjson.loads(machine) if machine else None,
         "plan": dict(config.plan) if config is not None and config.plan else None,
+        "methods": orjson.loads(methods) if methods else {},
+        "method_changes": orjson.loads(method_changes) if method_changes else [],
     }
 
 

@@ -46,6 +46,7 @@ from runner.journal import (
     TestScore,
     read_only,
 )
+from runner.method_provenance import accepted_meta_key, method_meta_key
 from runner.report.model import (
     ONE_FAMILY,
     ONE_FAMILY_EACH,
@@ -125,6 +126,9 @@ class _Rows:
     """(model, the version its provider said served it), each pair once."""
     sweep: str | None = None
     """The sweep record of a merged journal's run (JSON), None for any other run."""
+    methods: str | None = None
+    method_changes: str | None = None
+    """The run's method provenance and accepted changes, as journaled (JSON; None for older runs)."""
 
 
 async def build_report(journal_path: Path | str, run_id: str) -> Report:
@@ -147,7 +151,8 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
                  replicas=await reader.replica_calls(run_id), cache=await reader.cache_usage(run_id),
                  served=[pair for key, _ in await reader.meta_prefixed(served_models_prefix(run_id))
                          if (pair := served_model_from_key(run_id, key)) is not None],
-                 sweep=await reader.meta(sweep_meta_key(run_id)))
+                 sweep=await reader.meta(sweep_meta_key(run_id)), methods=await reader.meta(method_meta_key(run_id)),
+                 method_changes=await reader.meta(accepted_meta_key(run_id)))
 
 
 def _assemble(rows: _Rows, journal: str) -> Report:
@@ -171,7 +176,7 @@ def _assemble(rows: _Rows, journal: str) -> Report:
                        cache=cache.get((s.model, s.method), CacheFigures())) for s in streams]
     return Report(run_id=run.run_id, status=run.status, stop_reason=run.stop_reason,
                   journal=journal, created_at=run.created_at, budget_usd=run.budget_usd,
-                  cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows.machine, rows.served),
+                  cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows),
                   bootstrap=_bootstrap_record(streams),
                   replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas],
                   cache=cache_total(rows.cache, prices), task_rewards_sha256=task_rewards_digest(rows.outcomes),
@@ -186,14 +191,15 @@ def _bootstrap_record(streams: list[StreamReport]) -> dict[str, object]:
     return record
 
 
-def _provenance(run: RunRow, machine: str | None, served: list[tuple[str, str]]) -> Provenance:
+def _provenance(run: RunRow, rows: _Rows) -> Provenance:
     try:
         config = orjson.loads(run.config)
     except orjson.JSONDecodeError:
         config = None
     return Provenance(config=config if isinstance(config, dict) else {}, config_hash=run.config_hash,
                       dataset_path=run.dataset_path, dataset_fingerprint=run.dataset_fingerprint,
-                      code_version=run.code_version, **provenance_extras(run, machine, served))
+                      code_version=run.code_version, **provenance_extras(run, rows.machine, rows.served, rows.methods,
+                                           rows.method_changes))
 
 
 def _outcomes(rows: list[TestOutcome]) -> dict[StreamKey, list[Outcome]]:

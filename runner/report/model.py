@@ -146,6 +146,11 @@ class Provenance:
     """The machine the run started on (None for runs journaled before it was recorded)."""
     plan: dict[str, Any] | None = None
     """The locked plan the run followed (`run --plan`): its hashes and amendments."""
+    methods: dict[str, Any] = field(default_factory=dict)
+    """Each method as the run began: origin (registry, module, file, entry_point, adapter), target,
+    options, block size, source sha256, distribution (`runner.method_provenance`); {} for older runs."""
+    method_changes: list[dict[str, Any]] = field(default_factory=list)
+    """Method source changes a resume accepted (`resume --accept-method-change`), oldest first."""
 
 
 @dataclass(frozen=True)

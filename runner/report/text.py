@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.cache_savings import CacheFigures
+from runner.method_provenance import method_lines
 from runner.report.model import Report
 from runner.report.noise_tables import noise_lines, noise_sections
 from runner.report.scores import scores_seal
@@ -106,6 +107,7 @@ def _evidence_lines(report: Report) -> list[str]:
                  "any run; `--json` has it whole)")
     lines += [f"served: {name} as {', '.join(model['served_as'])}" for name, model in p.models.items()
               if model.get("served_as")]
+    lines += [f"method {name}: {line}" for name, line in method_lines(p.methods, p.method_changes)]
     plan = p.plan
     if plan:
         lines.append(f"plan: {plan['file']} sha256 {plan['hash'][:12]}, now {plan['head'][:12]} "

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from html import escape
 
 from runner.cache_savings import CacheFigures
+from runner.method_provenance import method_lines
 from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
 from runner.report.model import Pair
 from runner.report.scores import scores_seal
@@ -198,6 +199,7 @@ def _provenance(report: Report) -> str:
              ("dataset", p.dataset_path), ("dataset fingerprint", p.dataset_fingerprint),
              *((f"{name} served as", ", ".join(model["served_as"])) for name, model in p.models.items()
                if model.get("served_as")),
+             *((f"method {name}", line) for name, line in method_lines(p.methods, p.method_changes)),
              ("scores sealed (sha256)", scores_seal(report)["sha256"]),
              *(("merged sweep", line.strip()) for line in sweep_lines(report))]
     return f"{facts(items)}<p><b>config</b></p><pre>{escape(json_text(p.config))}</pre>"

@@ -40,7 +40,10 @@ def test_a_correct_method_passes_every_check(built_suite: Path, capsys: pytest.C
     assert out.count("PASS  ") == 7 and "7 passed, 0 failed" in out
 
 
-@pytest.mark.parametrize("name", sorted(METHOD_REGISTRY))
-async def test_every_method_shiftbench_ships_passes(name: str, built_suite: Path) -> None:
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "notes_method" / "shiftbench_notes" / "notes.py"
+
+
+@pytest.mark.parametrize("name", [*sorted(METHOD_REGISTRY), f"{EXAMPLE}:NOTES"])
+async def test_every_method_shiftbench_ships_and_the_worked_example_pass(name: str, built_suite: Path) -> None:
     _, results = await check_method(CheckRequest(name, {}, dataset=str(built_suite), pilot=2), lambda line: None)
     assert [r.name for r in results if not r.passed] == [], [r for r in results if not r.passed]
