@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import orjson
 
 from runner.cache_savings import CacheFigures, cache_total, run_price_table
-from runner.journal import STOPPING, CacheUsage, ReplicaCalls, RunRow, Spend, StreamNames, UnitProgress, read_only
+from runner.journal import (
+    STOPPING,
+    CacheUsage,
+    ReplicaCalls,
+    RunRow,
+    Spend,
+    StreamNames,
+    StreamRetries,
+    UnitProgress,
+    read_only,
+)
 from runner.liveness import process_alive
 from runner.tables import text_table
 
-__all__ = ["ReplicaUse", "RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
+__all__ = ["ReplicaUse", "RetryCounts", "RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,25 @@ class RunSummary:
     """Prompt caching over every call the run sent: hit rate, writes, spend saved."""
     replicas: list[ReplicaUse] = field(default_factory=list)
     """Calls per replica of each endpoint pool the run used (empty when none)."""
+    retries: list[RetryCounts] = field(default_factory=list)
+    """Per stream that sent calls: how many were retried and why (empty for an offline run)."""
+
+
+@dataclass(frozen=True)
+class RetryCounts:
+    """One stream's (model and method) calls sent, retried, timed out (`StreamRetries`)."""
+
+    model: str
+    method: str
+    calls: int
+    retried_calls: int
+    retries: int
+    timeouts: int
+    failed_calls: int
+
+    @classmethod
+    def of(cls, rows: list[StreamRetries]) -> list[RetryCounts]:
+        return [cls(*row) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -63,9 +92,11 @@ async def list_runs(journal_path: Path | str) -> list[RunSummary]:
         spend = await reader.spend_by_run()
         cache = await reader.cache_usage_by_run()
         replicas = await reader.replica_calls_by_run()
-    return [_summary(run, progress.get(run.run_id), names.get(run.run_id),
-                     spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []),
-                     replicas.get(run.run_id, []))
+        retries = await reader.stream_retries_by_run()
+    return [replace(_summary(run, progress.get(run.run_id), names.get(run.run_id),
+                             spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []),
+                             replicas.get(run.run_id, [])),
+                    retries=RetryCounts.of(retries.get(run.run_id, [])))
             for run in runs]
 
 
@@ -131,11 +162,20 @@ def render_runs_text(runs: list[RunSummary]) -> str:
              ", ".join(run.labels)]
             for run in runs]
     aligns = "llllrrrllll"
+    if any(run.retries for run in runs):  # a column only for journals with calls to a provider
+        headers.append("retries (timeouts) per stream")
+        rows = [[*row, _retries(run.retries)] for row, run in zip(rows, runs, strict=True)]
+        aligns += "l"
     if any(run.replicas for run in runs):  # a column only for journals where a pool was used
         headers.append("replicas answered (failed)")
         rows = [[*row, _replicas(run.replicas)] for row, run in zip(rows, runs, strict=True)]
         aligns += "l"
     return text_table(headers, rows, aligns)
+
+
+def _retries(retries: list[RetryCounts]) -> str:
+    """Per stream, e.g. `smol/blind 34 (34)`; `-` for a run whose streams sent no calls."""
+    return ", ".join(f"{r.model}/{r.method} {r.retries} ({r.timeouts})" for r in retries) or "-"
 
 
 def _replicas(replicas: list[ReplicaUse]) -> str:

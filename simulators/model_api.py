@@ -90,6 +90,8 @@ class ModelResponse:
     served_model: str = ""
     """The model the provider says answered (its reply's `model`: often a dated version of the name
     asked for); empty when the reply names none."""
+    retried: tuple[str, ...] = ()
+    """The failure class of each attempt that failed before the answer ("timeout", "server error", ...)."""
 
 
 class ModelClient(Protocol):

@@ -14,6 +14,7 @@ from typing import Any
 
 import aiosqlite
 
+from runner.journal.retry_queries import RetryQueries
 from runner.journal.rows import (
     AuditRow,
     CacheUsage,
@@ -214,8 +215,9 @@ ORDER BY u.rowid
 """
 
 
-class Reader(ViewQueries):
-    """The journal's named queries, over one read-only connection (the views' in `ViewQueries`)."""
+class Reader(ViewQueries, RetryQueries):
+    """The journal's named queries, over one read-only connection (the views' in `ViewQueries`, the
+    retries' in `RetryQueries`)."""
 
     def __init__(self, connection: aiosqlite.Connection) -> None:
         self._connection = connection

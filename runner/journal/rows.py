@@ -174,6 +174,9 @@ class ModelCallRow(NamedTuple):
     """The part of `cache_write_tokens` written to Anthropic's 1-hour cache."""
     cache_ttl: str = ""
     """The prompt-cache TTL the request asked for ('5m', '1h'; '' when it marked nothing)."""
+    retried: str = ""
+    """The failure class of each failed attempt, comma-separated in order ('timeout,server error'); a
+    failed call's last attempt included. Empty: answered at the first attempt (or replayed)."""
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,23 @@ class EpisodeCost(NamedTuple):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+
+
+class StreamRetries(NamedTuple):
+    """How one stream's (model and method) calls were retried."""
+
+    model: str
+    method: str
+    calls: int
+    """Calls sent (replayed answers not counted)."""
+    retried_calls: int
+    """Calls answered after at least one failed attempt."""
+    retries: int
+    """Attempts after a call's first, answered calls' and failed calls' alike."""
+    timeouts: int
+    """Failed attempts that timed out: no byte for the stall time, an attempt or a call past its time."""
+    failed_calls: int
+    """Calls that failed for good (their episode re-run or stopped)."""
 
 
 class ReplicaCalls(NamedTuple):

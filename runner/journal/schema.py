@@ -21,7 +21,7 @@ from simulators.errors import ShiftbenchInputError
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "UPGRADES", "JournalError", "connect_reader", "connect_sync",
            "connect_writer", "read_only_uri", "refuse_foreign_database"]
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
 `usage_estimated` (the provider sent no usage; the tokens are estimated from bytes).
 5: state audits per episode (`episode_audits`), audit replays (`audits`, `audit_cases`).
@@ -29,10 +29,14 @@ SCHEMA_VERSION = "8"
 7: model calls carry `cache_write_1h_tokens` (Anthropic's 1-hour cache writes, billed apart from
 5-minute ones) and `cache_ttl` (the TTL the request asked for: '5m', '1h', '' for none).
 8: units carry `replica`, the stream replica of `--replicas K` (0 for every unit journaled before; not
-the endpoint replica of `model_calls.replica`, which names a base URL of an endpoint pool)."""
+the endpoint replica of `model_calls.replica`, which names a base URL of an endpoint pool).
+9: model calls carry `retried` (the failure class of each failed attempt, so retries and timeouts
+show per stream in reports and `runs`)."""
 
+_RETRIED = "ALTER TABLE model_calls ADD COLUMN retried TEXT NOT NULL DEFAULT ''"
 UPGRADES: dict[str, tuple[str, ...]] = {
-    "7": ("ALTER TABLE units ADD COLUMN replica INTEGER NOT NULL DEFAULT 0",),
+    "7": ("ALTER TABLE units ADD COLUMN replica INTEGER NOT NULL DEFAULT 0", _RETRIED),
+    "8": (_RETRIED,),
 }
 """Version -> the statements that bring it to SCHEMA_VERSION, in one transaction."""
 
@@ -73,7 +77,8 @@ CREATE TABLE IF NOT EXISTS model_calls (
     cache_write_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
     cost_usd REAL NOT NULL, latency_s REAL NOT NULL, created_at REAL NOT NULL, error TEXT NOT NULL DEFAULT '',
     usage_estimated INTEGER NOT NULL DEFAULT 0, replica TEXT NOT NULL DEFAULT '',
-    cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0, cache_ttl TEXT NOT NULL DEFAULT ''
+    cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0, cache_ttl TEXT NOT NULL DEFAULT '',
+    retried TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS calls_by_run ON model_calls (run_id, purpose);
 CREATE TABLE IF NOT EXISTS checkpoints (

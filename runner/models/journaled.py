@@ -105,7 +105,8 @@ class JournaledModel:
             response = await self._inner.respond(request)
         except InfrastructureError as exc:
             # Failed calls are journaled too: their tokens may have been billed, and the report says so.
-            failed = ModelResponse(AssistantTurn(), exc.usage, exc.cost_usd, exc.attempts, exc.replica)
+            failed = ModelResponse(AssistantTurn(), exc.usage, exc.cost_usd, exc.attempts, exc.replica,
+                                   retried=exc.retried)
             failure = self._call_row(key, failed, time.monotonic() - started, from_cache=False,
                                      cost=exc.cost_usd, status="failed", error=f"{type(exc).__name__}: {exc}")
             with anyio.CancelScope(shield=True):
@@ -132,6 +133,7 @@ class JournaledModel:
             from_cache, usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
             usage.output_tokens, cost, latency, time.time(), error, usage.estimated, response.replica,
             usage.cache_write_1h_tokens, "" if from_cache else response.cache_ttl,
+            "" if from_cache else ",".join(response.retried),
         ))
 
     async def _recorded_answer(self, request: ModelRequest, own_key: str) -> tuple[str, bytes | None]:

@@ -173,4 +173,5 @@ def model_response(outcome: Outcome[AssistantTurn]) -> ModelResponse:
     # Priced here only when the provider reports a cost (OpenRouter); otherwise the caller prices it.
     cost = outcome.usage.reported_cost_usd or 0.0
     return ModelResponse(turn=outcome.value, usage=outcome.usage, cost_usd=cost, attempts=outcome.attempts,
-                         replica=outcome.replica, served_model=outcome.served_model)
+                         replica=outcome.replica, served_model=outcome.served_model,
+                         retried=outcome.retried)

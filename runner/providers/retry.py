@@ -113,6 +113,8 @@ class Outcome(Generic[T]):
     """The replica of a pooled endpoint that answered; empty for one endpoint."""
     served_model: str = ""
     """The model the answering reply named; empty when it named none."""
+    retried: tuple[str, ...] = ()
+    """The failure class of each failed attempt before the answer, in order."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ class _Tally:
     usage: Usage = field(default_factory=Usage)
     replica: str = ""
     served_model: str = ""
+    failures: list[str] = field(default_factory=list)
+    """The failure class of each failed attempt, in order."""
     queued_s: float = 0.0
     """Time queued for slots so far: the deadline is moved past it."""
     deadline: anyio.CancelScope | None = None
@@ -181,16 +185,19 @@ class Retrier:
             error = infrastructure_error(failed.failure, message, usage=tally.usage, attempts=tally.attempts,
                                          attempts_left=self._left(tally))
             error.replica = tally.replica
+            error.retried = tuple(tally.failures)
             raise error from failed.__cause__
         except TimeoutError as exc:
-            raise ProviderTimeout(f"no answer within the {self.policy.deadline_s:g}s deadline "
-                                  f"({_plural(tally.attempts, 'attempt')})", usage=tally.usage,
-                                  attempts=tally.attempts, attempts_left=self._left(tally)) from exc
+            timeout = ProviderTimeout(f"no answer within the {self.policy.deadline_s:g}s deadline "
+                                      f"({_plural(tally.attempts, 'attempt')})", usage=tally.usage,
+                                      attempts=tally.attempts, attempts_left=self._left(tally))
+            timeout.retried = (*tally.failures, str(Failure.TIMEOUT))
+            raise timeout from exc
         finally:
             if not key:
                 self.ledger.succeeded(tally.key)  # a private key: forget it whatever happened
         self.ledger.succeeded(tally.key)
-        return Outcome(value, tally.usage, tally.attempts, tally.replica, tally.served_model)
+        return Outcome(value, tally.usage, tally.attempts, tally.replica, tally.served_model, tuple(tally.failures))
 
     async def _first_then_retries(self, attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally,
                                   started: float) -> T:
@@ -245,6 +252,7 @@ class Retrier:
             return await self._timed(attempt, tally)
         except AttemptFailed as failed:
             self.ledger.failed(tally.key, failed)
+            tally.failures.append(str(failed.failure))
             raise
 
     async def _timed(self, attempt: Callable[[Attempt], Awaitable[T]], tally: _Tally) -> T:

@@ -130,6 +130,8 @@ class InfrastructureError(Exception):
         self.cost_usd = 0.0
         self.replica = ""
         """The replica of a pooled endpoint the last attempt went to; empty for one endpoint."""
+        self.retried: tuple[str, ...] = ()
+        """The failure class of each of its failed attempts, the last one included."""
 
     @property
     def policy(self) -> Policy:

@@ -42,6 +42,7 @@ from runner.journal import (
     ReplicaCalls,
     RunRow,
     Spend,
+    StreamRetries,
     TestOutcome,
     TestScore,
     read_only,
@@ -64,7 +65,7 @@ from runner.report.model import (
     scenario_sort_key,
 )
 from runner.report.scores import task_rewards_digest
-from runner.runs import ReplicaUse
+from runner.runs import ReplicaUse, RetryCounts
 from runner.shards.record import SweepRecord, sweep_meta_key
 from simulators.errors import ShiftbenchInputError
 
@@ -122,6 +123,7 @@ class _Rows:
     cache: list[CacheUsage] = field(default_factory=list)
     audits: dict[StreamKey, StreamAudits] = field(default_factory=dict)
     replicas: list[ReplicaCalls] = field(default_factory=list)
+    retries: list[StreamRetries] = field(default_factory=list)
     served: list[tuple[str, str]] = field(default_factory=list)
     """(model, the version its provider said served it), each pair once."""
     sweep: str | None = None
@@ -149,6 +151,7 @@ async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:
                  machine=await reader.meta(machine_meta_key(run_id)), ends=await reader.episode_ends(run_id),
                  audits=audit_rates(await reader.episode_audits(run_id)),
                  replicas=await reader.replica_calls(run_id), cache=await reader.cache_usage(run_id),
+                 retries=await reader.stream_retries(run_id),
                  served=[pair for key, _ in await reader.meta_prefixed(served_models_prefix(run_id))
                          if (pair := served_model_from_key(run_id, key)) is not None],
                  sweep=await reader.meta(sweep_meta_key(run_id)), methods=await reader.meta(method_meta_key(run_id)),
@@ -179,6 +182,7 @@ def _assemble(rows: _Rows, journal: str) -> Report:
                   cost_usd=Costs.of(run_costs), streams=streams, provenance=_provenance(run, rows),
                   bootstrap=_bootstrap_record(streams),
                   replicas=[ReplicaUse(r.model, r.replica, r.answered, r.failed) for r in rows.replicas],
+                  retries=RetryCounts.of(rows.retries),
                   cache=cache_total(rows.cache, prices), task_rewards_sha256=task_rewards_digest(rows.outcomes),
                   sweep=None if rows.sweep is None else SweepRecord.from_json(rows.sweep))
 

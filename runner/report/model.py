@@ -16,7 +16,7 @@ from runner.cache_savings import CacheFigures
 from runner.evidence.noise import NoiseFloor
 from runner.evidence.repeats import RepeatSummary
 from runner.evidence.slices import SliceRow
-from runner.runs import ReplicaUse
+from runner.runs import ReplicaUse, RetryCounts
 from runner.shards.record import SweepRecord
 
 __all__ = ["DOMAIN_ORDER", "ONE_FAMILY", "ONE_FAMILY_EACH", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair",
@@ -169,6 +169,8 @@ class Report:
     """How the intervals were drawn (draws, seed, level, what is resampled)."""
     replicas: list[ReplicaUse] = field(default_factory=list)
     """Calls per replica of each endpoint pool (none when no model is served by a pool)."""
+    retries: list[RetryCounts] = field(default_factory=list)
+    """Per stream that sent calls to a provider: calls, retried, retries, timeouts, failed for good."""
     cache: CacheFigures = field(default_factory=CacheFigures)
     """Prompt caching over every call the run sent, probes included."""
     task_rewards_sha256: str = ""

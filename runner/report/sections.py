@@ -32,9 +32,18 @@ def report_sections(report: Report) -> list[tuple[str, Table, str]]:
         ("Windows", _window_table(report), "lllrrrrrr"),
         *([(AUDITS_TITLE, audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
+        *([("Retries (calls sent to the provider; retries = attempts after a call's first; timeouts = failed "
+            "attempts that got no byte for the stall time or ran past their time)", _retry_table(report),
+            "llrrrrr")] if report.retries else []),
         *([("Endpoint pools (model calls per replica: answered, and failed on it last)", _replica_table(report),
             "llrr")] if report.replicas else []),
     ]
+
+
+def _retry_table(report: Report) -> Table:
+    rows = [[r.model, r.method, str(r.calls), str(r.retried_calls), str(r.retries), str(r.timeouts),
+             str(r.failed_calls)] for r in report.retries]
+    return ["model", "method", "calls", "retried", "retries", "timeouts", "failed"], rows
 
 
 def _replica_table(report: Report) -> Table:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.mock_provider import serve_mock
+from bench.mock_provider import Failure, Reply, serve_mock
 from bench.mock_quirks import MODES, Quirks, with_quirks
 from runner.config import SweepConfig
-from runner.report import build_report
+from runner.report import build_report, render_text
+from runner.runs import list_runs, render_runs_text
 from runner.sweep import start_sweep
 from tests.support import quiet
 
@@ -47,6 +48,28 @@ async def test_a_server_without_usage_is_counted_priced_and_marked_estimated(bui
     assert stream.estimated_calls == run_calls > 0
     assert stream.input_tokens > 0 and stream.output_tokens > 0
     assert stream.cost_usd.agent > 0
+
+
+async def test_a_streams_retries_and_timeouts_show_in_the_report_and_in_runs(built_suite: Path,
+                                                                            tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    async with serve_mock() as mock:
+        # The run's probe, then the first agent calls (one or two of them, as the episodes start): a timeout
+        # (408), a 503, then their answers.
+        mock.script(Reply(text="ok"), Failure(408, "request timeout"), Failure(503, "busy"))
+        config = SweepConfig(models=("local",), methods=("blind",), scenarios=("pitch_l1",), dataset=str(built_suite),
+                             pilot=1, endpoints=local(mock.base_url), prices={"local": PRICE})
+        outcome = await start_sweep(config, journal, "none", quiet)
+    assert outcome.status == "completed"
+    report = await build_report(journal, outcome.run_id)
+    [counts] = report.retries
+    assert (counts.model, counts.method, counts.retries, counts.timeouts, counts.failed_calls) == ("local", "blind",
+                                                                                                2, 1, 0)
+    assert counts.calls == len(mock.requests) - 1 - 2  # not the probe; two failed attempts made no call of their own
+    assert counts.retried_calls in (1, 2)
+    assert "Retries (calls sent" in render_text(report)
+    runs = render_runs_text(await list_runs(journal))
+    assert "retries (timeouts) per stream" in runs and "local/blind 2 (1)" in runs
 
 
 @pytest.fixture(autouse=True)
