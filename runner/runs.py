@@ -162,7 +162,7 @@ def render_runs_text(runs: list[RunSummary]) -> str:
              ", ".join(run.labels)]
             for run in runs]
     aligns = "llllrrrllll"
-    if any(run.retries for run in runs):  # a column only for journals with calls to a provider
+    if any(r.retries or r.failed_calls for run in runs for r in run.retries):  # only where a call was retried
         headers.append("retries (timeouts) per stream")
         rows = [[*row, _retries(run.retries)] for row, run in zip(rows, runs, strict=True)]
         aligns += "l"

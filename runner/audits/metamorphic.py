@@ -35,7 +35,7 @@ from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON, Task
 from simulators.registry import get_domain
 
-__all__ = ["RELATIONS", "Labels", "load_labels", "relations", "run_metamorphic_audit"]
+__all__ = ["RELATIONS", "Labels", "load_labels", "relations", "run_metamorphic_audit", "transform_checked"]
 
 RELATIONS = ("same_state", "same_actions", "same_output")
 DEFAULT_MIN_KEPT = 0.9
@@ -48,6 +48,11 @@ class Labels:
 
     def lower_bound(self) -> float:
         return clopper_pearson(self.kept, self.pairs)[0] if self.pairs else 0.0
+
+
+def transform_checked(labels: Labels, min_kept: float) -> bool:
+    """A transform counts once it has labels and their lower bound of kept / pairs reaches `min_kept`."""
+    return labels.pairs > 0 and labels.lower_bound() >= min_kept
 
 
 def load_labels(path: Path | None, transform: str) -> Labels:
@@ -123,7 +128,7 @@ async def run_metamorphic_audit(journal: Path, run_id: str, transform_name: str,
     cases = [{**orjson.loads(details), "verdict": verdict} for _, (verdict, details) in sorted(done.items())]
     lower = labels.lower_bound()
     return {"audit_id": replay.audit_id, "status": status, "transform": transform.name,
-            "checked": labels.pairs > 0 and lower >= min_kept,
+            "checked": transform_checked(labels, min_kept),
             "labels": {"kept": labels.kept, "pairs": labels.pairs, "lower_bound": lower, "min_kept": min_kept},
             "relations": _relation_rates(cases), "cases": cases}
 

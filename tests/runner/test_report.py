@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
 import pytest
 
+from runner.evidence.seal import is_sealed_intact
 from runner.journal import Batch, open_journal
 from runner.report import (
     Report,
@@ -23,6 +25,7 @@ from runner.report import (
     render_markdown,
     render_text,
 )
+from runner.report.scores import scores_seal
 from simulators.errors import ShiftbenchInputError
 
 RUN = "run-1"
@@ -330,3 +333,34 @@ async def test_episodes_are_counted_by_end_reason(tmp_path: Path) -> None:
     report = await build_report(path, RUN)
     assert report.streams[0].end_reasons == {"finish": 10, "context_length": 1}
     assert "finish 10, context_length 1" in render_text(report)
+
+
+async def test_the_sealed_hash_covers_every_field_and_is_recomputed_as_its_docstring_says(journal: Path) -> None:
+    sealed = json.loads(render_json(await _report(journal)))
+    body = {key: value for key, value in sealed.items() if key != "sha256"}
+    # What anyone can recompute from the document alone (runner/evidence/seal.py).
+    recomputed = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
+                                           ensure_ascii=False).encode()).hexdigest()
+    assert sealed["sha256"] == recomputed and is_sealed_intact(sealed)
+    for key in body:  # every field, provenance, the scores seal and the run's identity alike
+        assert not is_sealed_intact({**sealed, key: "edited"}), key
+    deep = json.loads(render_json(await _report(journal)))
+    deep["streams"][0]["settings"]["retail_l1"]["windows"][0]["hidden"] = 100.0
+    assert not is_sealed_intact(deep)
+
+
+async def test_the_scores_seal_covers_the_results_and_nothing_about_how_they_were_run(journal: Path) -> None:
+    report = await _report(journal)
+    base = scores_seal(report)["sha256"]
+    elsewhere = replace(report, run_id="another", journal="/elsewhere.sqlite", created_at=0.0,
+                        streams=[replace(s, latency_p50_s=99.0, input_tokens=1, episodes=1) for s in report.streams])
+    assert scores_seal(elsewhere)["sha256"] == base
+    first = report.streams[0]
+    for changed in (replace(report, task_rewards_sha256="0" * 64),
+                    replace(report, provenance=replace(report.provenance, config_hash="edited")),
+                    replace(report, provenance=replace(report.provenance, dataset_fingerprint="edited")),
+                    replace(report, bootstrap={**report.bootstrap, "draws": 10}),
+                    replace(report, streams=[replace(first, avg_h=(first.avg_h or 0) + 1), *report.streams[1:]]),
+                    replace(report, streams=[replace(first, test_done=first.test_done - 1), *report.streams[1:]])):
+        assert scores_seal(changed)["sha256"] != base
+    assert json.loads(render_json(report))["scores_seal"]["sha256"] == base

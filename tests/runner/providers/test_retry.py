@@ -201,3 +201,27 @@ async def test_a_call_that_fails_for_good_carries_its_attempts_and_billed_tokens
             await anthropic_client(mock.base_url, http, fast_retrier(max_attempts=2)).respond(request())
     assert caught.value.attempts == 2
     assert caught.value.usage.input_tokens == 1600
+
+
+@pytest.mark.parametrize(("headers", "low", "high"), [
+    ({"retry_after": "7"}, 7.0, 7.7),            # what the server asked, stretched by at most 10%
+    ({"retry_after": "0"}, 0.5, 1.0),            # asked less than the backoff: the backoff (1 s, equal jitter)
+    ({"headers": {"retry-after-ms": "2500"}}, 2.5, 2.75),
+])
+async def test_a_503_with_retry_after_is_waited_what_the_server_asked_and_not_much_longer(
+        headers: dict[str, object], low: float, high: float) -> None:
+    fake = FakeTime()
+    async with serve_mock() as mock, make_http_client() as http:
+        mock.script(Failure(503, **headers), Reply(text="done"))  # type: ignore[arg-type]
+        response = await openai_client(mock.base_url, http, fast_retrier(fake)).respond(request())
+    assert response.turn.text == "done" and response.attempts == 2
+    assert len(fake.sleeps) == 1 and low <= fake.sleeps[0] <= high, fake.sleeps
+
+
+async def test_a_503_asking_for_a_wait_past_the_deadline_is_not_waited() -> None:
+    fake = FakeTime()
+    async with serve_mock() as mock, make_http_client() as http:
+        mock.script(Failure(503, retry_after="120"), Reply(text="never asked for"))
+        with pytest.raises(RateLimited, match="gave up after 1 attempt"):
+            await openai_client(mock.base_url, http, fast_retrier(fake, deadline_s=60)).respond(request())
+    assert fake.sleeps == [] and len(mock.requests) == 1

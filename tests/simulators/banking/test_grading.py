@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 import pytest
 
 from simulators.domains.banking import DOMAIN
+from simulators.domains.banking.grader import answer_ok
 from simulators.errors import ToolError
 from simulators.protocol import JSON, Scenario, Task
 from tests.simulators.banking.conftest import built
@@ -124,3 +125,32 @@ async def test_a_refusal_with_the_wrong_reason_code_scores_zero(scenario: Scenar
         other = next(code for code in codes if code != arguments["reason"])
         assert await reward(scenario, task, gold(task)) == 1.0
         assert await reward(scenario, task, [(name, {**arguments, "reason": other})]) == 0.0, task.task_id
+
+
+REFUSAL = {"kind": "refuse", "reasons": ["over_limit", "sanctions_hit"]}
+
+
+@pytest.mark.parametrize(("answer", "finish", "ok"), [
+    # A null answer (every built-in banking task): right unless the agent declared a refusal.
+    (None, {}, True),
+    (None, {"decision": "refuse", "reason": "over_limit"}, False),
+    # A refusal answer (the FORMAT.md rule a dataset may use): refused, for one of the admissible reasons.
+    (REFUSAL, {"decision": "refuse", "reason": "over_limit"}, True),
+    (REFUSAL, {"decision": "refuse", "reason": "sanctions_hit"}, True),
+    (REFUSAL, {"decision": "refuse", "reason": "duplicate"}, False),
+    (REFUSAL, {"decision": "refuse"}, False),
+    (REFUSAL, {"reason": "over_limit"}, False),  # the right reason without refusing
+    (REFUSAL, {"decision": "approve", "reason": "over_limit"}, False),
+    ({"kind": "refuse", "reasons": "over_limit"}, {"decision": "refuse", "reason": "over_limit"}, False),
+    # A value answer: numbers within a cent, anything else exactly and of the same type.
+    (125.5, {"answer": 125.505}, True),
+    (125.5, {"answer": 125.52}, False),
+    (125.5, {"answer": "125.5"}, False),
+    (3, {"answer": 3}, True),
+    (1, {"answer": True}, False),
+    ("approve", {"answer": "approve"}, True),
+    ("approve", {"answer": "Approve"}, False),
+])
+def test_a_finish_is_graded_against_the_answer_as_format_md_says(answer: JSON, finish: Mapping[str, JSON],
+                                                                 ok: bool) -> None:
+    assert answer_ok(answer, finish) is ok
