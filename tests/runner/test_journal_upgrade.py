@@ -22,6 +22,7 @@ def as_schema_7(journal: Path, run_id: str) -> None:
         db.execute("UPDATE units SET status = 'pending' WHERE unit_id NOT IN (SELECT unit_id FROM episodes)")
         db.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = ?", (run_id,))
         db.execute("ALTER TABLE units DROP COLUMN replica")
+        db.execute("ALTER TABLE model_calls DROP COLUMN retried")
         db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
 
 
@@ -52,3 +53,18 @@ async def test_a_schema_7_journal_reports_and_resumes_unchanged(built_suite: Pat
     resumed = await resume_sweep(outcome.run_id, journal, "none", quiet)
     assert resumed.status == "completed"
     assert episode_rewards(journal) == expected
+
+
+async def test_a_schema_8_journal_gets_the_retried_column_and_reports(built_suite: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    config = SweepConfig(methods=("blind",), scenarios=("pitch_l1",), dataset=str(built_suite), pilot=1)
+    outcome = await start_sweep(config, journal, "none", quiet)
+    with sqlite3.connect(journal) as db:  # what schema 8 wrote: no model_calls.retried
+        db.execute("ALTER TABLE model_calls DROP COLUMN retried")
+        db.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    report = await build_report(journal, outcome.run_id)
+    with sqlite3.connect(journal) as db:
+        names = [row[1] for row in db.execute("PRAGMA table_info(model_calls)")]
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == SCHEMA_VERSION and "retried" in names
+    assert report.retries == []  # the offline model sends no calls
