@@ -14,9 +14,22 @@ from runner.journal.rows import CheckpointKey, EpisodeDetail, EpisodeFilter, Str
 
 __all__ = ["ViewQueries"]
 
-_EPISODE_DETAIL_COLUMNS = ", ".join(
-    f"u.{name}" if name in ("unit_id", "stream_id", "model", "method", "scenario", "phase", "window", "task_id")
-    else f"e.{name}" for name in EpisodeDetail._fields)
+_UNIT_COLUMNS = ("unit_id", "stream_id", "model", "method", "scenario", "phase", "window", "task_id")
+_PAID_COLUMNS = ("input_tokens", "cached_input_tokens", "output_tokens", "cost_usd")
+# An episode's tokens and cost from its journaled calls, every process's: a resumed episode's own row counts
+# only what the resuming process paid (its earlier answers replay free). The offline model journals no
+# calls: its episode row stands.
+_PAID = ("coalesce((SELECT sum(c.{0}) FROM model_calls c WHERE c.run_id = e.run_id AND c.unit_id = e.unit_id "
+         "AND c.from_cache = 0 AND c.status = 'ok'), e.{0}) AS {0}")
+
+
+def _detail_column(name: str) -> str:
+    if name in _UNIT_COLUMNS:
+        return f"u.{name}"
+    return _PAID.format(name) if name in _PAID_COLUMNS else f"e.{name}"
+
+
+_EPISODE_DETAIL_COLUMNS = ", ".join(_detail_column(name) for name in EpisodeDetail._fields)
 _EPISODE_WHERE = """
 WHERE e.run_id = ? AND (? IS NULL OR u.unit_id = ?) AND (? IS NULL OR u.model = ?) AND (? IS NULL OR u.method = ?)
   AND (? IS NULL OR u.scenario = ?) AND (? IS NULL OR u.window = ?) AND (? IS NULL OR u.phase = ?)

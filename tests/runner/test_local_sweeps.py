@@ -10,6 +10,7 @@ import pytest
 from bench.mock_provider import Failure, Reply, serve_mock
 from bench.mock_quirks import MODES, Quirks, with_quirks
 from runner.config import SweepConfig
+from runner.journal import Batch, EpisodeFilter, open_journal, read_only
 from runner.report import build_report, render_text
 from runner.runs import list_runs, render_runs_text
 from runner.sweep import start_sweep
@@ -75,3 +76,23 @@ async def test_a_streams_retries_and_timeouts_show_in_the_report_and_in_runs(bui
 @pytest.fixture(autouse=True)
 def no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
+
+
+async def test_show_counts_every_paid_call_of_an_episode_resumed_in_another_process(built_suite: Path,
+                                                                                    tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    async with serve_mock() as mock:
+        config = SweepConfig(models=("local",), methods=("blind",), scenarios=("retail_l1",), dataset=str(built_suite),
+                             pilot=1, endpoints=local(mock.base_url), prices={"local": PRICE})
+        outcome = await start_sweep(config, journal, "none", quiet)
+    async with open_journal(journal, create=False) as opened:
+        unit, calls, paid_in, paid_cost = await opened.read.fetchone(  # type: ignore[misc]
+            "SELECT unit_id, count(*), sum(input_tokens), sum(cost_usd) FROM model_calls WHERE unit_id != '' "
+            "AND status = 'ok' AND from_cache = 0 GROUP BY unit_id ORDER BY count(*) DESC LIMIT 1")
+        assert calls > 1
+        # What the resuming process journals for an episode whose first calls replayed free: its last call only.
+        await opened.commit(Batch().add("UPDATE episodes SET input_tokens = 1, cost_usd = 0 WHERE unit_id = ?",
+                                        (unit,)))
+    async with read_only(journal) as reader:
+        [shown] = await reader.episode_details(outcome.run_id, EpisodeFilter(unit_id=unit))
+    assert (shown.input_tokens, shown.cost_usd) == (paid_in, pytest.approx(paid_cost))
