@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from runner.money import usd
 from simulators.model_api import Purpose
 
 __all__ = ["Budget", "BudgetExhausted", "Reservation"]
@@ -30,7 +31,7 @@ class BudgetExhausted(Exception):
         self.spent = spent
         self.reserved = reserved
         self.cap = cap
-        super().__init__(f"budget cap ${cap:.2f} reached: spent ${spent:.4f} + in flight ${reserved:.4f} + this "
+        super().__init__(f"budget cap {usd(cap)} reached: spent ${spent:.4f} + in flight ${reserved:.4f} + this "
                          f"call's worst case ${needed:.4f} would pass it; resume with a higher cap")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from runner.money import usd
 from runner.progress import CacheCounter, RunProgress, StreamProgress
 from runner.providers.waits import BREAKER_OPEN, QUOTA
 
@@ -81,10 +82,10 @@ def cache_text(cache: CacheCounter) -> str:
 
 
 def spend_text(progress: RunProgress) -> str:
-    text = f"${progress.spent_usd:.2f} spent, ${progress.reserved_usd:.2f} reserved"
-    if progress.budget_usd is not None:
-        text += f", cap ${progress.budget_usd:.2f}"
-    return text
+    if progress.budget_usd is None:
+        return f"${progress.spent_usd:.2f} spent, ${progress.reserved_usd:.2f} reserved"
+    # Beside a cap, each figure with the digits it needs: a $0.006 cap is not "$0.01" beside "$0.01 spent".
+    return f"{usd(progress.spent_usd)} spent, {usd(progress.reserved_usd)} reserved, cap {usd(progress.budget_usd)}"
 
 
 def stream_state(stream: StreamProgress, progress: RunProgress) -> str:

@@ -30,7 +30,7 @@ def full_task_count(streams: Sequence[Stream]) -> int:
 
 
 async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stream], config: SweepConfig,
-                           budget: Budget | None) -> str:
+                           budget: Budget | None, status: str = "completed") -> str:
     """The full sweep's cost per model and method from the pilot's finished episodes: their tokens per
     turn, turns per episode and cache hit rates at the run's prices, with a 95% range (the pilot's
     spread), as `shiftbench estimate` computes it from the journal later. Probes and the calls of tasks
@@ -39,8 +39,11 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
     spent = (await journal.read.spend(run_id)).total
     full = full_task_count(streams)
     if finished.tasks == 0:
+        # What to do depends on why: only a budget stop is cured by a higher cap (the report says why).
+        advice = ("resume with a higher --budget" if status == "budget_exhausted" else
+                  f"once what stopped it is fixed, `shiftbench resume {run_id}` runs the pilot on")
         return (f"Pilot: no task finished (${spent:.4f} spent), so there is nothing to project the full sweep "
-                f"of {full} tasks from; resume with a higher --budget")
+                f"of {full} tasks from; {advice}")
     run = await journal.read.run(run_id)
     assert run is not None  # the pilot's own run, journaled before it started
     # A model run with --allow-unpriced has no rates to project its tokens at: it is named, not projected.

@@ -38,6 +38,7 @@ from runner.models.probe import ProbeResult, probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
 from runner.models.watched import CURRENT_STREAM
+from runner.money import usd
 from runner.paths import check_journal_target, check_suite_target
 from runner.pilot import pilot_projection
 from runner.plan import RunPart, Stream, plan_streams
@@ -296,16 +297,15 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         status, reason = await _run_engine(engine, streams, display)
         if status == "budget_exhausted" and budget is not None:
             # Said once everything in flight has settled: the spend the run really ended at.
-            reason = (f"budget cap ${budget.cap:.2f} reached: ${budget.spent:.4f} spent in all; resume with a "
+            reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
                       f"higher cap (`shiftbench resume {run_id} --budget USD`)")
     finally:
         progress.status = status
         display.stop()
         await _finish(journal, run_id, status, reason)
-    if status != "completed":
-        say(f"Run {run_id}: {status}" + (f" ({reason})" if reason else ""))
+    # How the run ended is said once, by the report every command prints after it (`run`, `resume`).
     if config.pilot:
-        say(await pilot_projection(journal, run_id, streams, config, budget))
+        say(await pilot_projection(journal, run_id, streams, config, budget, status))
     return RunOutcome(run_id, status, reason, journal.path)
 
 

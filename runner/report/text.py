@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from runner.cache_savings import CacheFigures
 from runner.method_provenance import method_lines
+from runner.money import usd
 from runner.report.model import Report
 from runner.report.noise_tables import noise_lines, noise_sections
 from runner.report.scores import scores_seal
@@ -62,7 +63,7 @@ def _heading(report: Report) -> str:
     spend = (f"spend ${cost.total:.4f} (agent ${cost.agent:.4f}, judge ${cost.judge:.4f}, "
              f"method ${cost.method:.4f})")
     if report.budget_usd is not None:
-        spend += f" of cap ${report.budget_usd:.2f}"
+        spend += f" of cap {usd(report.budget_usd)}"
     return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend, *sweep_lines(report),
                       f"prompt cache: {cache_summary(report.cache)}", *_evidence_lines(report)])
 
