@@ -42,7 +42,9 @@ TRUNCATED = "\n  (record truncated)"
 @dataclass(frozen=True)
 class Case:
     position: int
-    score: int
+    score: str
+    """reward x 100 as the reference's score line writes it (`73.5` for a pitch, not rounded); text, so
+    the state stays free of floats (an old checkpoint's whole number reads the same)."""
     instruction: str
     record: str
     """The rendered record, already cut to the character cap."""
@@ -81,7 +83,7 @@ class RagMethod:
     async def learn(self, records: Sequence[EpisodeRecord]) -> None:
         for record in records:
             text = reference_record(record, self.tool_names)
-            self._add(Case(record.position, record.score, record.task.instruction, text[: self.char_cap],
+            self._add(Case(record.position, f"{record.reward * 100:g}", record.task.instruction, text[: self.char_cap],
                            len(text) > self.char_cap))
 
     def state(self) -> JSON:
@@ -90,7 +92,7 @@ class RagMethod:
     def load(self, state: JSON) -> None:
         self._cases, self._index = [], Bm25Index()
         for c in state["cases"]:
-            self._add(Case(int(c["position"]), int(c["score"]), str(c["instruction"]), str(c["record"]),
+            self._add(Case(int(c["position"]), str(c["score"]), str(c["instruction"]), str(c["record"]),
                            bool(c["truncated"])))
 
     def _add(self, case: Case) -> None:

@@ -88,3 +88,9 @@ async def test_rag_recency_prefers_recent_records_of_equal_similarity() -> None:
     assert isinstance(plain, RagMethod) and isinstance(recent, RagMethod)
     assert [c.position for c in plain.retrieve("refund")] == [1, 300]
     assert [c.position for c in recent.retrieve("refund")] == [300, 1]
+
+
+async def test_a_continuous_reward_shows_as_the_reference_score_line_writes_it() -> None:
+    method = RagMethod()
+    await method.learn([record(1, "pitch the blender", reward=0.735, domain="pitch")])
+    assert "— Score: 73.5/100.\n" in method.context(view(2, "pitch the blender", domain="pitch"))
