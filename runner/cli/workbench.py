@@ -95,10 +95,11 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
-    from runner.views.states import load_states, state_text, states_json
+    from runner.views.states import is_replicated, load_states, state_text, states_json
 
     states = run(load_states, journal, args.run_id, args.stream, args.scenario, args.window)
-    print(states_json(states) if args.json else "\n\n".join(state_text(state) for state in states))
+    replicated = is_replicated(states)
+    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated) for state in states))
     return 0
 
 

@@ -265,6 +265,8 @@ class UnitOfRun(NamedTuple):
     phase: str
     window: int
     units: int
+    replica: int = 0
+    """The stream replica (`--replicas K`); 0 for a run without replicas."""
 
 
 class PlannedSetting(NamedTuple):

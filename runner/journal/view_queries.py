@@ -52,8 +52,8 @@ WHERE e.run_id = ? AND u.phase = 'test' AND e.reward < 1.0 GROUP BY u.model, u.m
 """
 _STREAMS_OF_RUN = ("SELECT stream_id, model, method, scenario, replica FROM units WHERE run_id = ? "
                    "GROUP BY stream_id ORDER BY min(rowid)")
-_WINDOWS_OF_RUN = ("SELECT model, method, scenario, phase, window, count(*) FROM units WHERE run_id = ? "
-                   "GROUP BY model, method, scenario, phase, window ORDER BY min(rowid)")
+_WINDOWS_OF_RUN = ("SELECT model, method, scenario, phase, window, count(*), replica FROM units WHERE run_id = ? "
+                   "GROUP BY model, method, scenario, phase, window, replica ORDER BY min(rowid)")
 _UNIT_OF_RUN = "SELECT unit_id FROM units WHERE run_id = ? AND unit_id = ?"
 _CHECKPOINT_LABELS = "SELECT label FROM checkpoints WHERE run_id = ? AND stream_id = ?"
 
@@ -88,7 +88,8 @@ class ViewQueries:
     async def units_of_run(self, run_id: str) -> list[UnitOfRun]:
         """What a run planned, grouped by stream, phase and window (planned or not yet run alike), in
         planning order: what a filter can name."""
-        return [UnitOfRun(str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), int(row[5]))
+        return [UnitOfRun(str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), int(row[5]),
+                          int(row[6]))
                 for row in await self._rows(_WINDOWS_OF_RUN, (run_id,))]
 
     async def has_unit(self, run_id: str, unit_id: str) -> bool:

@@ -1,5 +1,5 @@
 """A filter's names checked against what the run has: `show --stream X --scenario Y --window W --unit U
---phase P` that names something the run lacks is refused with one line naming what it has (exit 2),
+--replica K --phase P` that names something the run lacks is refused with one line naming what it has (exit 2),
 instead of printing "no episode matches" as if the run had simply gone well.
 
 Each name is checked within the ones before it (a scenario within the stream, a window within the
@@ -40,6 +40,13 @@ def check_names(run_id: str, where: EpisodeFilter, units: Sequence[UnitOfRun], u
             windows = ", ".join(str(w) for w in sorted({u.window for u in left}))
             raise ShiftbenchInputError(f"--window {where.window}: no such window in run {run_id}{_within(where, 2)}; "
                                        f"its windows: {windows}")
+        left = mine
+    if where.replica is not None:
+        mine = [u for u in left if u.replica == where.replica]
+        if not mine:
+            replicas = ", ".join(str(r) for r in sorted({u.replica for u in left}))
+            raise ShiftbenchInputError(f"--replica {where.replica}: run {run_id} has no such stream replica"
+                                       f"{_within(where)}; its replicas: {replicas}")
         left = mine
     if where.phase is not None and not any(u.phase == where.phase for u in left):
         raise ShiftbenchInputError(f"--phase {where.phase}: run {run_id} planned no {where.phase} episodes"

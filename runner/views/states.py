@@ -27,7 +27,7 @@ from runner.run_dataset import dataset_of_run
 from runner.views.episodes import require_run, split_stream
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["MethodState", "load_states", "state_text", "states_json"]
+__all__ = ["MethodState", "is_replicated", "load_states", "state_text", "states_json"]
 
 
 @dataclass(frozen=True)
@@ -124,11 +124,20 @@ def _with_bulletin(run: RunRow, state: MethodState, windows: Sequence[int]) -> M
     return MethodState(state.stream, f"window {window}", state.state, window, bulletins.get(window, "").strip())
 
 
-def state_text(state: MethodState) -> str:
-    """The heading, then what the method had learned, as its own `describe` says it."""
-    stream = state.stream
-    heading = f"{stream.model}/{stream.method} on {stream.scenario}, state as of {state.as_of}"
+def state_text(state: MethodState, replicated: bool = False) -> str:
+    """The heading, then what the method had learned, as its own `describe` says it. `replicated`: the run
+    has stream replicas (`--replicas K`), so the heading says which one this is."""
+    heading = f"{_name(state.stream, replicated)} on {state.stream.scenario}, state as of {state.as_of}"
     return f"{heading}\n{_body(state)}"
+
+
+def is_replicated(states: Sequence[MethodState]) -> bool:
+    return any(state.stream.replica for state in states)
+
+
+def _name(stream: StreamOfRun, replicated: bool) -> str:
+    """`model/method`, and ` replica K` (replica 0 included) when the run has replicas."""
+    return f"{stream.model}/{stream.method}" + (f" replica {stream.replica}" if replicated else "")
 
 
 def _body(state: MethodState) -> str:
@@ -147,8 +156,8 @@ def _body(state: MethodState) -> str:
 
 
 def states_json(states: Sequence[MethodState]) -> str:
-    """One stream: its stored state as it is; several: each under its `model/method`."""
+    """One stream: its stored state as it is; several: each under its `model/method` (and ` replica K`)."""
     if len(states) == 1:
         return orjson.dumps(states[0].state, option=orjson.OPT_INDENT_2).decode()
-    return orjson.dumps({f"{s.stream.model}/{s.stream.method}": s.state for s in states},
-                        option=orjson.OPT_INDENT_2).decode()
+    replicated = is_replicated(states)
+    return orjson.dumps({_name(s.stream, replicated): s.state for s in states}, option=orjson.OPT_INDENT_2).decode()

@@ -114,6 +114,15 @@ def test_reports_carry_the_noise_floor_in_every_format(built_suite: Path, tmp_pa
     assert main(["show", run_id, "--replica", "2", "--limit", "0", "--json", "--journal", str(journal)]) == 0
     shown = orjson.loads(capsys.readouterr().out)
     assert shown and all("|replica2|" in episode["unit_id"] for episode in shown)
+    assert main(["show", run_id, "--replica", "3", "--journal", str(journal)]) == 2
+    assert "--replica 3: run " in capsys.readouterr().err  # not "no episode matches" with exit 0
+    # state names each replica's state: three streams of one cell, three learned states.
+    stream = "scripted:noisy=0.3/tabular"
+    assert main(["state", run_id, "--stream", stream, "--json", "--journal", str(journal)]) == 0
+    assert sorted(orjson.loads(capsys.readouterr().out)) == [f"{stream} replica {k}" for k in range(3)]
+    assert main(["state", run_id, "--stream", stream, "--journal", str(journal)]) == 0
+    text = capsys.readouterr().out
+    assert all(f"{stream} replica {k} on retail_l1, state as of latest" in text for k in range(3))
     assert main(["export", run_id, "--format", "jsonl", "--out", str(tmp_path / "out"), "--journal",
                  str(journal)]) == 0
     exported = (tmp_path / "out" / f"{run_id}.jsonl").read_text().splitlines()

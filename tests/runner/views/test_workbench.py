@@ -108,6 +108,7 @@ def test_state_names_what_is_missing(swept: tuple[Path, str], argv: list[str], e
                                                        "such unit"),
     (["--stream", "scripted/blind", "--phase", "serving"], "--phase serving: run {run} planned no serving episodes "
                                                            "for stream scripted/blind"),
+    (["--replica", "1"], "--replica 1: run {run} has no such stream replica; its replicas: 0"),
 ])
 def test_show_refuses_a_name_the_run_does_not_have_and_names_what_it_has(
         swept: tuple[Path, str], argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
