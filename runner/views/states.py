@@ -14,15 +14,16 @@ one line naming those it has (exit 2), never answered with an empty state.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from methods.base import MethodSpec
-from methods.registry import get_method_spec
+from runner.config import config_from_json
 from runner.journal import CheckpointKey, Reader, RunRow, StreamOfRun, UnitOfRun, read_only
+from runner.method_config import resolve_methods
 from runner.run_dataset import dataset_of_run
 from runner.views.episodes import require_run, split_stream
 from simulators.errors import ShiftbenchInputError
@@ -40,6 +41,8 @@ class MethodState:
     """The window asked for (None: the latest state)."""
     bulletin: str | None = None
     """The oracle's: the policy bulletin of that window (of the last one when none is named)."""
+    spec: MethodSpec | None = None
+    """The method as the run configured it (None: its code is not here, so its state is shown as stored)."""
 
 
 async def load_states(path: Path, run_id: str, stream: str | None, scenario: str | None,
@@ -54,7 +57,8 @@ async def load_states(path: Path, run_id: str, stream: str | None, scenario: str
                 f"--window {window}: {streams[0].scenario} of run {run_id} has windows "
                 f"{', '.join(map(str, windows))}; name one of them")
         states = [await _state(reader, run_id, chosen, window) for chosen in streams]
-    return [_with_bulletin(run, state, windows) for state in states]
+    specs = _specs_of_run(run, {state.stream.method for state in states})
+    return [_with_bulletin(run, replace(state, spec=specs[state.stream.method]), windows) for state in states]
 
 
 def _pick_streams(streams: Sequence[StreamOfRun], run_id: str, stream: str | None,
@@ -103,16 +107,23 @@ def _pick_key(keys: Sequence[CheckpointKey], window: int | None) -> CheckpointKe
     return max(earlier, key=lambda key: key.window or 0, default=None)
 
 
-def _spec(method: str) -> MethodSpec | None:
-    try:
-        return get_method_spec(method)
-    except KeyError:  # a method this installation does not have: its state is shown as stored
-        return None
+def _specs_of_run(run: RunRow, methods: set[str]) -> dict[str, MethodSpec | None]:
+    """Each method as the run named it: a user's method resolved from the run's own spec (never the
+    registry method that shares its name); None where its code is not here, or is no longer loadable,
+    so its state is shown as stored."""
+    config = config_from_json(run.config)
+    specs: dict[str, MethodSpec | None] = {}
+    for method in methods:
+        try:
+            specs[method] = resolve_methods((method,), config.method_specs, "the run's config")[method].spec
+        except (ShiftbenchInputError, KeyError):
+            specs[method] = None
+    return specs
 
 
 def _with_bulletin(run: RunRow, state: MethodState, windows: Sequence[int]) -> MethodState:
     """A method that learns nothing has no checkpoint to be "as of": it is as of the window asked."""
-    spec = _spec(state.stream.method)
+    spec = state.spec
     if spec is None or spec.learns:
         return state
     if not spec.sees_bulletin:
@@ -141,8 +152,7 @@ def _name(stream: StreamOfRun, replicated: bool) -> str:
 
 
 def _body(state: MethodState) -> str:
-    method = state.stream.method
-    spec = _spec(method)
+    method, spec = state.stream.method, state.spec
     if state.bulletin is not None:
         return (f"{method} learns nothing: it is told the policy in force. Its bulletin for window {state.window}, "
                 f"written into every prompt of that window:\n{state.bulletin}")

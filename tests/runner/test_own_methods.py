@@ -142,3 +142,21 @@ def test_a_reference_shaped_rag_through_the_adapter_matches_shiftbench_rag(
     assert (streams["rag"]["avg_h"], streams["rag"]["avg_f"]) == (streams["refrag"]["avg_h"],
                                                                   streams["refrag"]["avg_f"])
     assert report["provenance"]["methods"]["refrag"]["origin"] == "adapter"
+
+
+def test_state_describes_a_users_method_by_its_own_spec_not_the_registry_method_of_its_name(
+        built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's method run under a shipped method's name (`rag=./notes.py:NOTES`) is shown as itself: rag's
+    description of a state that is not rag's would misread it (or fail on it)."""
+    journal = tmp_path / "j.sqlite"
+    assert main(["run", *sweep(built_suite, journal, f"rag={NOTES_FILE}:NOTES", pilot=2)]) == 0
+    capsys.readouterr()
+    run_id = only_run(journal)[0]
+    assert main(["state", run_id, "--stream", "scripted/rag", "--json", "--journal", str(journal)]) == 0
+    stored = orjson.loads(capsys.readouterr().out)
+    assert "cases" not in stored  # the notes method's state, not rag's
+    assert main(["state", run_id, "--stream", "scripted/rag", "--journal", str(journal)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("scripted/rag on retail_l1, state as of latest")
+    # The notes method has no description of its own: its state is printed as stored, every note in it.
+    assert orjson.loads(text.split("\n", 1)[1]) == stored
