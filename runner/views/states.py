@@ -128,11 +128,11 @@ def _with_bulletin(run: RunRow, state: MethodState, windows: Sequence[int]) -> M
         return state
     if not spec.sees_bulletin:
         as_of = "latest" if state.window is None else f"window {state.window}"
-        return MethodState(state.stream, as_of, state.state, state.window)
+        return replace(state, as_of=as_of)
     dataset = dataset_of_run(run, "restore it to read the oracle's bulletins")
     window = state.window if state.window is not None else windows[-1]
     bulletins = {w.window: w.oracle_bulletin for w in dataset.scenarios[state.stream.scenario].environment.windows}
-    return MethodState(state.stream, f"window {window}", state.state, window, bulletins.get(window, "").strip())
+    return replace(state, as_of=f"window {window}", window=window, bulletin=bulletins.get(window, "").strip())
 
 
 def state_text(state: MethodState, replicated: bool = False) -> str:
