@@ -9,11 +9,14 @@ from runner.audits.rates import Rate
 from runner.cache_savings import CacheFigures
 from runner.report.model import Costs, Pair, Report, StreamReport
 
-__all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "Table", "audit_table", "end_reason_table", "format_score", "percent",
-           "report_sections"]
+__all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "Table", "audit_table",
+           "end_reason_table", "format_score", "percent", "pool_table", "report_sections", "retry_table"]
 
 Table = tuple[list[str], list[list[str]]]
 END_REASONS_TITLE = "End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)"
+RETRIES_TITLE = ("Retries (calls sent to the provider; retries = attempts after a call's first; timeouts = failed "
+                 "attempts that got no byte for the stall time or ran past their time)")
+POOLS_TITLE = "Endpoint pools (model calls per replica: answered, and failed on it last)"
 AUDITS_TITLE = ("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: proposed / "
                 "executed / state-changing)")
 
@@ -32,21 +35,18 @@ def report_sections(report: Report) -> list[tuple[str, Table, str]]:
         ("Windows", _window_table(report), "lllrrrrrr"),
         *([(AUDITS_TITLE, audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
-        *([("Retries (calls sent to the provider; retries = attempts after a call's first; timeouts = failed "
-            "attempts that got no byte for the stall time or ran past their time)", _retry_table(report),
-            "llrrrrr")] if report.retries else []),
-        *([("Endpoint pools (model calls per replica: answered, and failed on it last)", _replica_table(report),
-            "llrr")] if report.replicas else []),
+        *([(RETRIES_TITLE, retry_table(report), "llrrrrr")] if report.retries else []),
+        *([(POOLS_TITLE, pool_table(report), "llrr")] if report.replicas else []),
     ]
 
 
-def _retry_table(report: Report) -> Table:
+def retry_table(report: Report) -> Table:
     rows = [[r.model, r.method, str(r.calls), str(r.retried_calls), str(r.retries), str(r.timeouts),
              str(r.failed_calls)] for r in report.retries]
     return ["model", "method", "calls", "retried", "retries", "timeouts", "failed"], rows
 
 
-def _replica_table(report: Report) -> Table:
+def pool_table(report: Report) -> Table:
     rows = [[r.model, r.replica, str(r.answered), str(r.failed)] for r in report.replicas]
     return ["model", "replica", "answered", "failed"], rows
 

@@ -18,7 +18,17 @@ from runner.method_provenance import method_lines
 from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
 from runner.report.model import Pair
 from runner.report.scores import scores_seal
-from runner.report.sections import AUDITS_TITLE, END_REASONS_TITLE, Table, audit_table, end_reason_table
+from runner.report.sections import (
+    AUDITS_TITLE,
+    END_REASONS_TITLE,
+    POOLS_TITLE,
+    RETRIES_TITLE,
+    Table,
+    audit_table,
+    end_reason_table,
+    pool_table,
+    retry_table,
+)
 from runner.report.text import sweep_lines
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
 from runner.views.html_noise import noise_html
@@ -68,6 +78,8 @@ def render_html(report: Report, intervals: Intervals | None = None,
         *([section("State audits", _plain_table(AUDITS_TITLE, audit_table(report)))]
           if any(s.audits for s in report.streams) else []),
         section("End reasons", _plain_table(END_REASONS_TITLE, end_reason_table(report))),
+        *([section("Retries", _plain_table(RETRIES_TITLE, retry_table(report)))] if report.retries else []),
+        *([section("Endpoint pools", _plain_table(POOLS_TITLE, pool_table(report)))] if report.replicas else []),
         section("Noise across replicas", noise_html(report)),
         section("Prompt cache", _cache(report)),
         section("Failed episodes", _failed(report, failed, anchors)),

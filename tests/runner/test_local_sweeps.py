@@ -14,6 +14,7 @@ from runner.journal import Batch, EpisodeFilter, open_journal, read_only
 from runner.report import build_report, render_text
 from runner.runs import list_runs, render_runs_text
 from runner.sweep import start_sweep
+from runner.views.html_report import render_html
 from tests.support import quiet
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
@@ -69,6 +70,8 @@ async def test_a_streams_retries_and_timeouts_show_in_the_report_and_in_runs(bui
     assert counts.calls == len(mock.requests) - 1 - 2  # not the probe; two failed attempts made no call of their own
     assert counts.retried_calls in (1, 2)
     assert "Retries (calls sent" in render_text(report)
+    page = render_html(report)  # the HTML report has the text report's table
+    assert "Retries (calls sent" in page and "<td>local</td><td>blind</td>" in page.split("Retries (calls sent")[1]
     runs = render_runs_text(await list_runs(journal))
     assert "retries (timeouts) per stream" in runs and "local/blind 2 (1)" in runs
 
