@@ -7,9 +7,9 @@ or an earlier built-in suite (and says so when it replaces one). Nothing here cr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from runner.files import location_problem
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
@@ -30,25 +30,24 @@ def check_journal_target(path: Path, flag: str = "--journal") -> None:
         if not path.is_file() or not (_is_sqlite(path) or path.stat().st_size == 0):
             raise ShiftbenchInputError(f"{flag} {path}: exists and is not a shiftbench journal; give a journal "
                                        "file or a new path")
-        if not os.access(path, os.R_OK | os.W_OK):
-            raise ShiftbenchInputError(f"{flag} {path}: cannot be read and written; check its permissions")
-        if path.stat().st_size:
-            from runner.journal import refuse_foreign_database  # SQLite's import only where a journal is named
+        # SQLite's import only where a journal is named
+        from runner.journal import refuse_foreign_database, refuse_read_only_journal
 
+        refuse_read_only_journal(path, flag)
+        if path.stat().st_size:
             refuse_foreign_database(path)
         return
-    folder = _nearest_existing(path.parent)
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise ShiftbenchInputError(f"{flag} {path}: {folder} is not a writable folder; pass --journal PATH "
-                                   "in a writable folder")
+    problem = location_problem(path.parent)
+    if problem is not None:
+        raise ShiftbenchInputError(f"{flag} {path}: {problem}; pass --journal PATH in a writable folder")
 
 
 def check_suite_target(path: Path, flag: str = "--out") -> str:
     """Where the built-in suite may be written; returns what will happen there, for the user."""
     if not path.exists() and not path.is_symlink():
-        folder = _nearest_existing(path.parent)
-        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-            raise ShiftbenchInputError(f"{flag} {path}: {folder} is not a writable folder")
+        problem = location_problem(path.parent)
+        if problem is not None:
+            raise ShiftbenchInputError(f"{flag} {path}: {problem}; choose a writable folder")
         return f"writing the built-in suite to {path}"
     if path.is_symlink() or not path.is_dir():
         raise ShiftbenchInputError(f"{flag} {path}: is not a folder; give an absent path or an empty folder")
@@ -81,9 +80,3 @@ def _is_sqlite(path: Path) -> bool:
         return False
     return head == _SQLITE_HEADER
 
-
-def _nearest_existing(path: Path) -> Path:
-    path = path.absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path

@@ -12,10 +12,12 @@ place in shiftbench that holds SQL (a test fails on SQL anywhere else in the sou
         spend = await reader.spend(run_id)
 
 Modules: `schema` (tables, SCHEMA_VERSION, opening connections; another version is refused with one
-line), `rows` (typed rows written and read, `CheckpointKey`, `Spend`), `batch` (`Batch` and its typed
-writers), `reader` (`Reader` and its named queries), `writer` (`Journal`: one writer task, group commit,
-urgent batches first, a shielded commit, a bad batch fails only its caller), `merge` (`write_merged`,
-`unit_results`: shard journals of one sweep copied into one new journal, `shiftbench journal merge`).
+line), `media` (where a journal lies: readers that leave no file beside it and work on read-only media,
+writers refused there with a line that says so, a damaged journal's line and what to try), `rows`
+(typed rows written and read, `CheckpointKey`, `Spend`), `batch` (`Batch` and its typed writers), `reader`
+(`Reader` and its named queries), `writer` (`Journal`: one writer task, group commit, urgent batches first,
+a shielded commit, a bad batch fails only its caller), `merge` (`write_merged`, `unit_results`: shard
+journals of one sweep copied into one new journal, `shiftbench journal merge`).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,
@@ -51,6 +53,7 @@ and `journal.observe(JournalObserver)` for every commit's wait, hand-over and re
 """
 
 from runner.journal.batch import STOPPING, Batch, Statement
+from runner.journal.media import JournalError, refuse_read_only_journal
 from runner.journal.reader import Reader, round_trip_us
 from runner.journal.rows import (
     AuditCaseRow,
@@ -88,7 +91,7 @@ from runner.journal.rows import (
     UnitProgress,
     UnitRow,
 )
-from runner.journal.schema import SCHEMA_VERSION, JournalError, connect_sync, refuse_foreign_database, vacuum
+from runner.journal.schema import SCHEMA_VERSION, connect_sync, refuse_foreign_database, vacuum
 from runner.journal.writer import Handed, Journal, JournalObserver, open_journal, read_only
 
 __all__ = [
@@ -140,5 +143,6 @@ __all__ = [
     "read_only",
     "round_trip_us",
     "refuse_foreign_database",
+    "refuse_read_only_journal",
     "vacuum",
 ]

@@ -16,7 +16,16 @@ from pathlib import Path
 import aiosqlite
 import anyio
 
-from simulators.errors import ShiftbenchInputError
+from runner.journal.media import (
+    JournalError,
+    cannot_open,
+    damaged,
+    is_damage,
+    read_only_uri,
+    read_uri,
+    refuse_read_only_journal,
+    wal_of,
+)
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "UPGRADES", "JournalError", "connect_reader", "connect_sync",
            "connect_writer", "read_only_uri", "refuse_foreign_database"]
@@ -113,10 +122,6 @@ _PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy
 _VERSION_SQL = "SELECT value FROM meta WHERE key = 'schema_version'"
 
 
-class JournalError(ShiftbenchInputError):
-    """The journal file cannot be used (unreadable, not a journal, newer schema)."""
-
-
 def _create_private(path: Path) -> None:
     """Create the journal file readable by its owner only, before SQLite opens it."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,11 +139,6 @@ def _prepare(path: Path, create: bool) -> None:
                                "pass --journal PATH in a writable folder") from exc
     elif not path.is_file():
         raise JournalError(f"{path}: no journal here; pass --journal PATH to the one your run printed")
-
-
-def read_only_uri(path: Path) -> str:
-    # as_uri() escapes what a URI would misread in a path ('?', '#', '%', spaces).
-    return f"{path.resolve().as_uri()}?mode=ro"
 
 
 def _refuse_version(path: Path, found: str | None) -> None:
@@ -164,20 +164,46 @@ def _refuse_foreign(path: Path, connection: sqlite3.Connection) -> None:
 def refuse_foreign_database(path: Path) -> None:
     """Before any work starts: an existing SQLite file named as the journal must be a journal (or one whose
     creation was cut short). Read-only, so the check itself writes nothing."""
-    connection = sqlite3.connect(read_only_uri(path), uri=True)
+    uri, query_only = read_uri(path)
+    had_wal = wal_of(path).exists()
     try:
+        connection = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as exc:
+        raise cannot_open(path, exc, had_wal) from exc
+    try:
+        if query_only:
+            connection.execute("PRAGMA query_only=ON")
         _refuse_foreign(path, connection)
     except sqlite3.DatabaseError as exc:
-        raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc}); "
-                           "pass --journal PATH to a journal file, or a new path to start one") from exc
+        raise _unusable(path, exc, had_wal) from exc
     finally:
         connection.close()
+
+
+def _unusable(path: Path, exc: sqlite3.DatabaseError, had_wal: bool) -> JournalError:
+    if is_damage(exc) and _has_sqlite_header(path):
+        return damaged(path, exc, had_wal)
+    if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":  # SQLite opens lazily: met at the first read
+        return cannot_open(path, exc, had_wal)
+    return JournalError(f"{path}: not a shiftbench journal ({exc}); pass --journal PATH to a journal file, or a "
+                        "new path to start one")
+
+
+def _has_sqlite_header(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
     """The writer's connection (blocking; call it from a worker thread): WAL, the schema created if
     missing, the version checked. Used by one thread at a time: the writer's."""
+    if path.exists():
+        refuse_read_only_journal(path)  # before _prepare, which would try to chmod it
     _prepare(path, create)
+    had_wal = wal_of(path).exists()
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
         _refuse_foreign(path, connection)
@@ -192,8 +218,7 @@ def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
         _refuse_version(path, found)
     except sqlite3.DatabaseError as exc:
         connection.close()
-        raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc}); "
-                           "pass --journal PATH to a journal file, or a new path to start one") from exc
+        raise _unusable(path, exc, had_wal) from exc
     except BaseException:
         connection.close()
         raise
@@ -229,17 +254,19 @@ def _upgrade_file(path: Path, found: str) -> None:
 
 
 async def connect_reader(path: Path) -> aiosqlite.Connection:
-    """A read-only connection: under WAL it reads the last committed state beside the writer, never
-    blocks it, and never sees a transaction the writer has not committed. An older journal is upgraded
-    first (see UPGRADES)."""
+    """A connection that only reads (`media.read_uri`: it leaves no file beside the journal and works on
+    read-only media): under WAL it reads the last committed state beside the writer, never blocks it,
+    and never sees a transaction the writer has not committed. An older journal is upgraded first (see
+    UPGRADES)."""
     _prepare(path, create=False)
-    connection = await _connect_read_only(path)
-    found = await _reader_version(path, connection)
+    had_wal = wal_of(path).exists()
+    connection = await _connect_read_only(path, had_wal)
+    found = await _reader_version(path, connection, had_wal)
     if found in UPGRADES:
         await connection.close()
         await anyio.to_thread.run_sync(_upgrade_file, path, found)
-        connection = await _connect_read_only(path)
-        found = await _reader_version(path, connection)
+        connection = await _connect_read_only(path, had_wal)
+        found = await _reader_version(path, connection, had_wal)
     try:
         _refuse_version(path, found)
     except BaseException:
@@ -248,24 +275,28 @@ async def connect_reader(path: Path) -> aiosqlite.Connection:
     return connection
 
 
-async def _connect_read_only(path: Path) -> aiosqlite.Connection:
+async def _connect_read_only(path: Path, had_wal: bool) -> aiosqlite.Connection:
+    uri, query_only = read_uri(path)
     try:
-        connection = await aiosqlite.connect(read_only_uri(path), uri=True)
-    except sqlite3.DatabaseError as exc:
-        raise JournalError(f"{path}: cannot be opened ({exc})") from exc
-    return connection
-
-
-async def _reader_version(path: Path, connection: aiosqlite.Connection) -> str | None:
+        connection = await aiosqlite.connect(uri, uri=True)
+    except sqlite3.Error as exc:
+        raise cannot_open(path, exc, had_wal) from exc
     try:
         await connection.execute("PRAGMA busy_timeout=10000")
-        try:
-            rows = await connection.execute_fetchall(_VERSION_SQL)
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"{path}: not a shiftbench journal or damaged ({exc})") from exc
+        if query_only:
+            await connection.execute("PRAGMA query_only=ON")
     except BaseException:
         await connection.close()
         raise
+    return connection
+
+
+async def _reader_version(path: Path, connection: aiosqlite.Connection, had_wal: bool) -> str | None:
+    try:
+        rows = await connection.execute_fetchall(_VERSION_SQL)
+    except sqlite3.DatabaseError as exc:
+        await connection.close()
+        raise _unusable(path, exc, had_wal) from exc
     return next((str(row[0]) for row in rows), None)
 
 

@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from runner.errors import sole_error
 from runner.journal.batch import Batch
+from runner.journal.media import told, wal_of
 from runner.journal.reader import Reader
 from runner.journal.schema import connect_reader, connect_writer
 
@@ -224,6 +225,7 @@ class Journal:
 async def open_journal(path: Path | str, create: bool = True) -> AsyncIterator[Journal]:
     """Open (or create) a journal, with its reader, and run its writer until the block exits."""
     path = Path(path)
+    had_wal = wal_of(path).exists()
     connection = await anyio.to_thread.run_sync(connect_writer, path, create)
     try:
         reader_connection = await connect_reader(path)
@@ -241,8 +243,8 @@ async def open_journal(path: Path | str, create: bool = True) -> AsyncIterator[J
                 await sender.aclose()
     except BaseExceptionGroup as group_error:
         # The task group wraps whatever the caller's block raised; hand the caller its own error back
-        # (a ShiftbenchInputError must still reach the CLI as itself).
-        raise sole_error(group_error) from None
+        # (a ShiftbenchInputError must still reach the CLI as itself; damage found on the way as its line).
+        raise told(path, sole_error(group_error), had_wal) from None
     finally:
         with anyio.CancelScope(shield=True):
             await reader_connection.close()
@@ -252,8 +254,15 @@ async def open_journal(path: Path | str, create: bool = True) -> AsyncIterator[J
 @asynccontextmanager
 async def read_only(path: Path | str) -> AsyncIterator[Reader]:
     """A reader of a journal no writer of this process holds (reports, `runs`): never blocks a writer."""
-    connection = await connect_reader(Path(path))
+    path = Path(path)
+    had_wal = wal_of(path).exists()
+    connection = await connect_reader(path)
     try:
         yield Reader(connection)
+    except sqlite3.DatabaseError as exc:
+        error = told(path, exc, had_wal)  # a page found damaged by a query, after the journal opened
+        if error is exc:
+            raise
+        raise error from exc
     finally:
         await connection.close()

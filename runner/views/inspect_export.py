@@ -30,6 +30,7 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool,
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall
 
+from runner.files import output_folder
 from runner.journal import RunRow, read_only
 from runner.plan import replica_label
 from runner.views.episodes import require_run
@@ -42,18 +43,20 @@ __all__ = ["SCORER", "export_inspect"]
 SCORER = "shiftbench"
 
 
-async def export_inspect(path: Path, run_id: str, out: Path) -> list[tuple[Path, int]]:
-    """Write one `.eval` log per stream into `out`; returns each file with its sample count."""
+async def export_inspect(path: Path, run_id: str, out: Path, flag: str = "--out") -> list[tuple[Path, int]]:
+    """Write one `.eval` log per stream into `out` (made if absent; the logs appear only when all are
+    written); returns each file with its sample count."""
     written = []
-    async with read_only(path) as reader:
-        run = await require_run(reader, path, run_id)
-        for stream in await reader.streams_of_run(run_id):
-            transcripts = await stream_transcripts(reader, run_id, stream)
-            replica = f"_{replica_label(stream.replica)}" if stream.replica else ""
-            target = out / f"{run_id}_{_slug(stream.model)}_{stream.method}_{stream.scenario}{replica}.eval"
-            await write_eval_log_async(_log(run, stream.model, stream.method, stream.scenario, transcripts),
-                                       str(target))
-            written.append((target, len(transcripts)))
+    with output_folder(out, flag) as folder:
+        async with read_only(path) as reader:
+            run = await require_run(reader, path, run_id)
+            for stream in await reader.streams_of_run(run_id):
+                transcripts = await stream_transcripts(reader, run_id, stream)
+                replica = f"_{replica_label(stream.replica)}" if stream.replica else ""
+                name = f"{run_id}_{_slug(stream.model)}_{stream.method}_{stream.scenario}{replica}.eval"
+                await write_eval_log_async(_log(run, stream.model, stream.method, stream.scenario, transcripts),
+                                           str(folder.file(name)))
+                written.append((out / name, len(transcripts)))
     return written
 
 
