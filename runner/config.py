@@ -8,10 +8,8 @@ display), so a resumed run may change the latter freely.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import math
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -22,11 +20,13 @@ import orjson
 from methods.spec import ResolvedMethod
 from runner.method_config import methods_from_file, normalize_methods, resolve_methods
 from runner.models.endpoint_keys import check_endpoint_keys
+from runner.pricing import with_overrides
+from runner.toml_tables import Field, check_table, described, read_toml, refuse_unknown, suggestion
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
-__all__ = ["RESULT_KEYS", "SweepConfig", "allowed_range", "config_from_json", "config_hash", "load_config_file",
-           "stored_config_hash"]
+__all__ = ["RESULT_KEYS", "SWEEP_FIELDS", "TOP_TABLES", "SweepConfig", "allowed_range", "config_from_json",
+           "config_hash", "load_config_file", "stored_config_hash"]
 
 RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
                "repeats", "max_tokens", "max_turns", "temperature", "call_timeout", "replicas", "method_specs")
@@ -131,6 +131,7 @@ class SweepConfig:
                                        "model); leave judge empty for the offline judge, or name an LLM")
         if not isinstance(self.allow_unpriced, bool):
             raise ShiftbenchInputError(f"{source}: allow_unpriced must be true or false")
+        with_overrides(self.prices, source)  # every [prices] table, whether or not its model runs
         return self
 
     def resolved_methods(self, source: str = "the run's config") -> dict[str, ResolvedMethod]:
@@ -222,65 +223,67 @@ def _check_names(source: str, key: str, names: tuple[str, ...], known: list[str]
     for name in names:
         if name in known or allow_other:
             continue
-        raise ShiftbenchInputError(f"{source}: unknown {key[:-1]} '{name}'{_suggest(name, known)}; "
+        raise ShiftbenchInputError(f"{source}: unknown {key[:-1]} '{name}'{suggestion(name, known)}; "
                                    f"known: {', '.join(known)}")
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ShiftbenchInputError(f"{source}: {key} lists {duplicates} more than once")
 
 
-def _suggest(word: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(word, known, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 _DEFAULTS: dict[str, Any] = {f.name: f.default if f.default_factory is MISSING else f.default_factory()
                              for f in fields(SweepConfig) if f.name in _HASHED_WHEN_SET}
-_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig) if f.name not in ("plan", "method_specs")}
 _TUPLE_KEYS = {"models", "methods", "scenarios", "labels"}
-_TABLE_KEYS = {"prices", "endpoints"}
-_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,), "float": (int, float),
-                                       "float | None": (int, float), "Mapping[str, Any]": (dict,)}
-_KIND_NAMES = {"int": "an integer", "str": "a string", "bool": "true or false", "float": "a number",
-               "float | None": "a number", "Mapping[str, Any]": "a table"}
+TOP_TABLES = ("prices", "endpoints")
+"""Tables a sweep file may hold at its top level beside `[sweep]`."""
+_KIND_OF_TYPE = {"int": "whole number", "str": "string", "bool": "true or false", "float": "number",
+                 "float | None": "number", "Mapping[str, Any]": "table"}
+_EXAMPLES = {"models": 'models = ["scripted"]', "methods": 'methods = ["blind", "oracle"]',
+             "scenarios": 'scenarios = ["retail_l1"]', "labels": 'labels = ["why this run"]'}
+SWEEP_FIELDS: dict[str, Field] = {
+    f.name: Field("list of strings", _EXAMPLES[f.name]) if f.name in _TUPLE_KEYS
+    else Field(_KIND_OF_TYPE[str(f.type)], ranged_later=True)  # validate() checks ranges, finiteness included
+    for f in fields(SweepConfig) if f.name not in ("plan", "method_specs")}
+"""A sweep file's keys and their kinds: SweepConfig's fields, except the plan a run is handed and the
+method specs, which come from `[methods.NAME]` tables (`runner.method_config`)."""
 
 
-def load_config_file(path: Path) -> SweepConfig:
-    """A TOML sweep file: top-level keys named as SweepConfig's fields (or under a [sweep] table)."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ShiftbenchInputError(f"{path}: cannot read the sweep file ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ShiftbenchInputError(f"{path}: not valid TOML ({exc})") from exc
-    # Keys may sit at the top level or under [sweep]; [prices] and [endpoints] tables at the top level.
-    table = dict(raw["sweep"]) if isinstance(raw.get("sweep"), dict) else dict(raw)
-    for key in _TABLE_KEYS & raw.keys():
-        table.setdefault(key, raw[key])
-    table.pop("sweep", None)
+def load_config_file(path: Path, other_tables: tuple[str, ...] = ()) -> SweepConfig:
+    """A TOML sweep file: keys named as SweepConfig's fields at the top level or under [sweep] (then with
+    [prices] and [endpoints] beside it), every key and value checked, used or not. `other_tables`: what
+    else the file may hold beside [sweep] (a plan's [plan], [lock], [[amendment]])."""
+    raw = read_toml(path, "the sweep file")
+    if "sweep" in raw:
+        if not isinstance(raw["sweep"], dict):
+            raise ShiftbenchInputError(f"{path}: sweep must be a table ([sweep]); got {described(raw['sweep'])}")
+        refuse_unknown(str(path), raw, {"sweep", "methods", *TOP_TABLES, *other_tables}, what="table")
+        where, table = f"{path} [sweep]", dict(raw["sweep"])
+        for key in TOP_TABLES:
+            if key in raw and key in table:
+                raise ShiftbenchInputError(f"{path}: {key} is given both at the top level and under [sweep]; "
+                                           "keep one")
+            table.setdefault(key, raw.get(key, {}))
+    else:
+        where, table = str(path), dict(raw)
     endpoints = table.get("endpoints")
     for name, endpoint in (endpoints.items() if isinstance(endpoints, Mapping) else ()):
         check_endpoint_keys(f"{path} [endpoints.{name}]", endpoint)
-    config = replace(SweepConfig(), **methods_from_file(path, raw, table))
     for key, value in table.items():
-        config = replace(config, **{key: _coerce(path, key, value)})
+        if key in _TUPLE_KEYS and isinstance(value, str):
+            names = ", ".join(f'"{name.strip()}"' for name in value.split(",") if name.strip())
+            raise ShiftbenchInputError(f'{where}: {key} must be a list of names, e.g. {key} = [{names}]; got the '
+                                       f'string "{value}"')
+    methods = methods_from_file(path, raw, table)  # [methods.NAME] tables (and the list naming them) taken out
+    check_table(where, table, SWEEP_FIELDS)
+    config = replace(SweepConfig(), **methods, **{key: _coerce(key, value) for key, value in table.items()})
     if config.dataset and not Path(config.dataset).is_absolute():
         config = replace(config, dataset=str((path.parent / config.dataset).resolve()))
     return config.validate(str(path))
 
 
-def _coerce(path: Path, key: str, value: object) -> Any:
-    if key not in _FIELD_TYPES:
-        raise ShiftbenchInputError(f"{path}: unknown key '{key}'{_suggest(key, list(_FIELD_TYPES))}; "
-                                   f"known: {', '.join(_FIELD_TYPES)}")
+def _coerce(key: str, value: Any) -> Any:
+    """A checked TOML value as SweepConfig holds it (lists as tuples, numbers as floats where floats)."""
     if key in _TUPLE_KEYS:
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-            raise ShiftbenchInputError(f"{path}: {key} must be a list of names")
-        return tuple(items)
-    kind = str(_FIELD_TYPES[key])
-    if not isinstance(value, _KINDS[kind]) or (isinstance(value, bool) and kind != "bool"):
-        raise ShiftbenchInputError(f"{path}: {key} must be {_KIND_NAMES[kind]}")
-    if kind in ("float", "float | None") and isinstance(value, (int, float)):
+        return tuple(value)
+    if SWEEP_FIELDS[key].kind == "number":
         return float(value)
     return value

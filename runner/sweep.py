@@ -12,7 +12,6 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
-from importlib import metadata
 from pathlib import Path
 
 import anyio
@@ -46,6 +45,7 @@ from runner.pricing import Price, cost_usd
 from runner.progress import CacheCounter, RunProgress
 from runner.providers import RetryNotice
 from runner.shards.record import sweep_meta_key
+from runner.version import code_version
 from simulators.dataset import Dataset, file_hashes, load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.suite import build_suite
@@ -67,13 +67,6 @@ class RunOutcome:
     status: str
     reason: str
     journal: Path
-
-
-def code_version() -> str:
-    try:
-        return metadata.version("shiftbench")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def resolve_dataset(config: SweepConfig, say: Callable[[str], None]) -> Dataset:
@@ -154,9 +147,10 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
     was, methods' sources included unless `accept_method_change` (then the change is journaled). `meta`
     rows are journaled once every check has passed."""
     check_journal_target(journal_path)
-    say(f"Journal: {journal_path}  (resuming run {run_id})")
     async with open_journal(journal_path, create=False) as journal:
         config, dataset = await _load_run(journal, journal_path, run_id)
+        # Said only now: an unknown, finished or running run is refused before anything suggests a resume.
+        say(f"Journal: {journal_path}  (resuming run {run_id})")
         if budget is not None:
             config = replace(config, budget=budget).validate("--budget")
         tally = RetryTally()

@@ -33,7 +33,7 @@ from runner.models.stack import ClientStack
 from runner.plan import Stream, plan_streams
 from runner.progress import RunProgress
 from runner.run_dataset import dataset_of_run
-from runner.sweep import code_version
+from runner.version import code_version
 from simulators.dataset import Dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON, Task

@@ -23,7 +23,7 @@ from runner.cli.probe import PROBE_COMMANDS, add_probe_parser
 from runner.cli.results import RESULT_COMMANDS, add_result_parsers
 from runner.cli.sweeps import SWEEP_COMMANDS, add_sweep_parsers
 from runner.cli.workbench import WORKBENCH_COMMANDS, WorkbenchCommand, add_workbench_commands
-from runner.sweep import code_version
+from runner.version import code_version
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["build_parser", "main"]
@@ -32,7 +32,8 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="shiftbench", description=(
         "Run evolving-environment benchmarks for tool-calling agents that learn from experience."))
-    parser.add_argument("--version", action="version", version=f"shiftbench {code_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="the code's version (its commit in a checkout) "
+                                                                    "and exit")
     commands = parser.add_subparsers(dest="command", required=True)
     add_sweep_parsers(commands)
     add_result_parsers(commands)
@@ -45,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit_parser(commands.add_parser("audit", help="fault-recovery and metamorphic audits of a run"),
                      add_journal)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`, computed only when asked: it runs git (a checkout's commit) or hashes the source."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"shiftbench {code_version()}")
+        parser.exit()
 
 
 def _with_journal(command: WorkbenchCommand) -> Command:

@@ -19,13 +19,13 @@ This module is pure: the numbers come from `runner.evidence.gate_run`, which rea
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from runner.evidence.bootstrap import Interval
+from runner.toml_tables import Field, check_table, read_toml, refuse_unknown
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["EXIT_CODES", "MEASURES", "GateFile", "MetricValue", "PilotDecision", "PilotRule", "Rule",
@@ -185,18 +185,17 @@ def decide_pilot(rule: PilotRule, reductions: list[float], projected_usd: float)
 
 # ---------------------------------------------------------------------------- the rules file
 
+_RULE_FIELDS = {"name": Field("string"), "metric": Field("non-empty string"), "stream": Field("non-empty string"),
+                "base": Field("string"), "min": Field("number"), "max": Field("number")}
+_PILOT_FIELDS = {"base": Field("non-empty string"), "treat": Field("non-empty string"),
+                 "measure": Field("non-empty string"), "min_median_r": Field("number"),
+                 "min_pairs": Field("whole number"), "budget": Field("number")}
+
 def load_rules(path: Path) -> GateFile:
     """A TOML file of `[[rule]]` tables and an optional `[pilot]` table; any problem is one line
     naming the file and the rule."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ShiftbenchInputError(f"{path}: cannot read the rules file ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ShiftbenchInputError(f"{path}: not valid TOML ({exc})") from exc
-    unknown = sorted(set(raw) - {"rule", "pilot"})
-    if unknown:
-        raise ShiftbenchInputError(f"{path}: unknown table {unknown[0]!r}; a rules file holds [[rule]] and [pilot]")
+    raw = read_toml(path, "the rules file")
+    refuse_unknown(str(path), raw, {"rule", "pilot"}, what="table")
     rules = tuple(_rule(path, i, table) for i, table in enumerate(_tables(path, raw.get("rule", [])), start=1))
     pilot = _pilot(path, raw["pilot"]) if "pilot" in raw else None
     if not rules and pilot is None:
@@ -211,8 +210,8 @@ def _tables(path: Path, value: Any) -> list[dict[str, Any]]:
 
 
 def _rule(path: Path, number: int, table: dict[str, Any]) -> Rule:
-    where = f"{path}: rule {number}"
-    _only(where, table, {"name", "metric", "stream", "base", "min", "max"})
+    where = f"{path} [[rule]] {number}"
+    check_table(where, table, _RULE_FIELDS)
     sides = [side for side in ("min", "max") if side in table]
     if len(sides) != 1:
         raise ShiftbenchInputError(f"{where}: give exactly one of min or max (the bar)")
@@ -228,10 +227,10 @@ def _rule(path: Path, number: int, table: dict[str, Any]) -> Rule:
 
 
 def _pilot(path: Path, table: Any) -> PilotRule:
-    where = f"{path}: [pilot]"
+    where = f"{path} [pilot]"
     if not isinstance(table, dict):
         raise ShiftbenchInputError(f"{where} must be a table")
-    _only(where, table, {"base", "treat", "measure", "min_median_r", "min_pairs", "budget"})
+    check_table(where, table, _PILOT_FIELDS)
     measure = _text(where, table, "measure")
     if measure not in MEASURES:
         raise ShiftbenchInputError(f"{where}: measure must be one of {', '.join(MEASURES)}, got {measure!r}")
@@ -243,12 +242,6 @@ def _pilot(path: Path, table: Any) -> PilotRule:
                      budget_usd=_number(where, table, "budget"))
 
 
-def _only(where: str, table: dict[str, Any], known: set[str]) -> None:
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ShiftbenchInputError(f"{where}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
-
-
 def _text(where: str, table: dict[str, Any], key: str) -> str:
     value = table.get(key)
     if not isinstance(value, str) or not value:
@@ -257,7 +250,6 @@ def _text(where: str, table: dict[str, Any], key: str) -> str:
 
 
 def _number(where: str, table: dict[str, Any], key: str) -> float:
-    value = table.get(key)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
+    if key not in table:
         raise ShiftbenchInputError(f"{where}: {key} must be a number")
-    return float(value)
+    return float(table[key])  # its kind (a finite number) was checked with the table

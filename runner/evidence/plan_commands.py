@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import SweepConfig, load_config_file
-from runner.evidence.plans import LockedPlan, amend_plan, differences, lock_plan, read_plan
-from runner.sweep import code_version, resolve_dataset
+from runner.evidence.plans import PLAN_TABLES, LockedPlan, amend_plan, differences, lock_plan, read_plan
+from runner.sweep import resolve_dataset
+from runner.version import code_version
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["follow_plan", "lock_command"]
@@ -29,7 +30,8 @@ def lock_command(path: Path, overrides: Mapping[str, Any], reason: str | None, s
         if overrides:
             raise ShiftbenchInputError(f"lock: run flags ({', '.join(overrides)}) change a plan only with "
                                        "--amend REASON")
-        config = load_config_file(path)
+        read_plan(path)  # the whole plan checked before the dataset is resolved (maybe built)
+        config = load_config_file(path, PLAN_TABLES)
         digest = lock_plan(path, resolve_dataset(config, say).fingerprint, code_version())
         return f"Locked {path}: sha256 {digest}"
     locked = _locked(path)

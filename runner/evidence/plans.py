@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import orjson
 
 from runner.config import RESULT_KEYS, SweepConfig, load_config_file
+from runner.toml_tables import Field, check_table, read_toml
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["LOCKED_KEYS", "TESTS", "Amendment", "LockedPlan", "amend_plan", "differences", "lock_plan",
@@ -35,7 +35,13 @@ TESTS = ("paired_bootstrap", "sign_test")
 LOCKED_KEYS = (*RESULT_KEYS, "budget")
 """Config keys a plan freezes: everything that decides results, and the budget."""
 PROVENANCE_KEYS = ("dataset_fingerprint", "code_version")
-_PLAN_KEYS = {"question", "comparison", "metric", "threshold", "test", "budget", "mde", "replicas"}
+PLAN_TABLES = ("plan", "lock", "amendment")
+"""What a plan file holds beside its [sweep]."""
+_PLAN_FIELDS = {"question": Field("string"), "comparison": Field("list of strings", 'comparison = ["scripted/tabular", '
+                                                                                     '"scripted/blind"]'),
+                "metric": Field("non-empty string"), "threshold": Field("number"),
+                "test": Field("non-empty string"), "budget": Field("number"), "mde": Field("number"),
+                "replicas": Field("whole number", ranged_later=True)}
 
 Clock = Callable[[], float]
 
@@ -60,6 +66,8 @@ class LockedPlan:
     locked_at: str
     hash: str
     amendments: tuple[Amendment, ...]
+    file_sha256: str = ""
+    """The plan file's bytes as read: with its absolute path, which file this was wherever it was run."""
 
     @property
     def head(self) -> str:
@@ -79,8 +87,8 @@ class LockedPlan:
 
     def summary(self) -> dict[str, Any]:
         """What a run records and its reports show."""
-        return {"file": str(self.path), "hash": self.hash, "head": self.head, "locked_at": self.locked_at,
-                "plan": dict(self.plan),
+        return {"file": str(self.path.resolve()), "file_sha256": self.file_sha256, "hash": self.hash,
+                "head": self.head, "locked_at": self.locked_at, "plan": dict(self.plan),
                 "amendments": [{"reason": a.reason, "at": a.at, "sets": dict(a.sets), "hash": a.hash}
                                for a in self.amendments]}
 
@@ -95,7 +103,7 @@ def read_plan(path: Path) -> tuple[dict[str, Any], LockedPlan | None]:
         if "amendment" in raw:
             raise ShiftbenchInputError(f"{path}: has amendments but no [lock]; lock the plan first")
         return plan, None
-    config = load_config_file(path)
+    config = load_config_file(path, PLAN_TABLES)
     lock = raw["lock"]
     body = _lock_body(plan, config, str(lock.get("dataset_fingerprint", "")), str(lock.get("code_version", "")))
     if lock.get("hash") != _sha(body):
@@ -104,18 +112,14 @@ def read_plan(path: Path) -> tuple[dict[str, Any], LockedPlan | None]:
     amendments = _amendments(path, raw.get("amendment", []), str(lock["hash"]))
     locked = LockedPlan(path=path, plan=plan, config=config, dataset_fingerprint=body["dataset_fingerprint"],
                         code_version=body["code_version"], locked_at=str(lock.get("locked_at", "")),
-                        hash=str(lock["hash"]), amendments=amendments)
+                        hash=str(lock["hash"]), amendments=amendments,
+                        file_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
     locked.effective()[0].validate(f"{path} (amended)")
     return plan, locked
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ShiftbenchInputError(f"{path}: cannot read the plan ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ShiftbenchInputError(f"{path}: not valid TOML ({exc})") from exc
+    return read_toml(path, "the plan")
 
 
 def _plan_table(path: Path, raw: dict[str, Any]) -> dict[str, Any]:
@@ -123,10 +127,7 @@ def _plan_table(path: Path, raw: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(plan, dict):
         raise ShiftbenchInputError(f"{path}: no [plan] table; a plan names its comparison, metric, threshold "
                                    "and test")
-    unknown = sorted(set(plan) - _PLAN_KEYS)
-    if unknown:
-        raise ShiftbenchInputError(f"{path}: [plan] has an unknown key {unknown[0]!r}; known: "
-                                   f"{', '.join(sorted(_PLAN_KEYS))}")
+    check_table(f"{path} [plan]", plan, _PLAN_FIELDS)
     comparison = plan.get("comparison")
     if not (isinstance(comparison, list) and len(comparison) == 2 and all(isinstance(s, str) for s in comparison)):
         raise ShiftbenchInputError(f"{path}: [plan] comparison must name two streams, "
@@ -136,7 +137,7 @@ def _plan_table(path: Path, raw: dict[str, Any]) -> dict[str, Any]:
             raise ShiftbenchInputError(f"{path}: [plan] needs {key} (a string)")
     if plan["test"] not in TESTS:
         raise ShiftbenchInputError(f"{path}: [plan] test must be one of {', '.join(TESTS)}")
-    if not isinstance(plan.get("threshold"), (int, float)) or isinstance(plan.get("threshold"), bool):
+    if "threshold" not in plan:
         raise ShiftbenchInputError(f"{path}: [plan] needs threshold (a number)")
     if "sweep" not in raw:
         raise ShiftbenchInputError(f"{path}: no [sweep] table; a plan fixes the sweep it runs")
@@ -199,7 +200,7 @@ def lock_plan(path: Path, fingerprint: str, version: str, clock: Clock = time.ti
     if locked is not None:
         raise ShiftbenchInputError(f"{path}: already locked (hash {locked.hash[:12]}); change it with an "
                                    "amendment: shiftbench lock PLAN --amend REASON [run flags]")
-    body = _lock_body(plan, load_config_file(path), fingerprint, version)
+    body = _lock_body(plan, load_config_file(path, PLAN_TABLES), fingerprint, version)
     digest = _sha(body)
     _append(path, "lock", {"hash": digest, "locked_at": _iso(clock()), "dataset_fingerprint": fingerprint,
                            "code_version": version})

@@ -47,6 +47,7 @@ from runner.providers.ledger import RequestLedger
 from runner.providers.pool import Replica, Router
 from runner.providers.prompt_cache import StreamCadence
 from runner.providers.server_queue import ServerQueue
+from runner.toml_tables import suggestion
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 
@@ -163,6 +164,8 @@ class Endpoint:
 def build_models(config: SweepConfig, tally: RetryTally | None = None) -> dict[str, ModelEntry]:
     """Every model the sweep names (agents and the judge), built before anything is spent."""
     tally = tally or RetryTally()
+    for name, table in config.endpoints.items():  # every endpoint, used or not: a typo is found at start
+        _named_endpoint(name, table)
     names = list(dict.fromkeys([*config.models, *([config.judge] if config.judge else [])]))
     pools: dict[str, Pool] = {}
     breaker = BreakerPolicy(failures_to_open=config.breaker_failures, give_up_after_s=config.endpoint_down_after_s,
@@ -341,6 +344,14 @@ def _check_extra_body(where: str, extra_body: Any) -> None:
         return
     if not isinstance(extra_body, Mapping):
         raise ShiftbenchInputError(f"{where}: extra_body must be a table of request fields")
+    for key, value in extra_body.items():
+        # A table under a name very close to a scope is a misspelt scope (`agnet`), not a request field; the
+        # high cutoff keeps real table fields (OpenRouter's `provider`, `usage`) from being taken for one.
+        scoped = isinstance(value, Mapping) and key not in EXTRA_SCOPES
+        close = suggestion(str(key), EXTRA_SCOPES, cutoff=0.8) if scoped else ""
+        if close:
+            raise ShiftbenchInputError(f"{where}: extra_body.{key} is not a scope{close}; the scopes are "
+                                       f"{', '.join(EXTRA_SCOPES)} (a table under another name is sent as a field)")
     for scope in EXTRA_SCOPES:
         if scope in extra_body and not isinstance(extra_body[scope], Mapping):
             raise ShiftbenchInputError(f"{where}: extra_body.{scope} must be a table ([endpoints.<name>."

@@ -28,15 +28,8 @@ from runner.shards.money import render_split, shard_caps
 from runner.shards.record import ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
 from runner.shards.spec import ShardSpec
 from runner.shards.split import Split, split_cells, streams_work
-from runner.sweep import (
-    RunOutcome,
-    code_version,
-    plan_sweep,
-    resolve_dataset,
-    resume_sweep,
-    start_sweep,
-    suite_root,
-)
+from runner.sweep import RunOutcome, plan_sweep, resolve_dataset, resume_sweep, start_sweep, suite_root
+from runner.version import code_version
 from simulators.dataset import Dataset
 from simulators.errors import ShiftbenchInputError
 

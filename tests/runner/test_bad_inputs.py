@@ -64,7 +64,7 @@ def test_bad_numeric_flags(argv: list[str], expected: str, here: Path, capsys: p
 @pytest.mark.parametrize(("text", "expected"), [
     ("budget = nan\n", "budget must be a positive number of USD, got nan"),
     ("budget = inf\n", "budget must be a positive number of USD, got inf"),
-    ("concurrency = 1.5\n", "concurrency must be an integer"),
+    ("concurrency = 1.5\n", "concurrency must be a whole number; got 1.5"),
     ("endpoint_down_after_s = -inf\n", "endpoint_down_after_s must be a positive number of seconds"),
     ("max_request_attempts = 0\n", "max_request_attempts must be between 1 and 100"),
     ('models = ["local"]\n' + ENDPOINT + "max_concurrency = 0\n", "max_concurrency must be a whole number"),
@@ -86,9 +86,9 @@ def test_bad_numeric_flags(argv: list[str], expected: str, here: Path, capsys: p
     ('models = ["local"]\n' + POOL + 'base_urls = ["http://a/v1", "http://b/v1"]\napi_key_envs = ["POOL_KEY_SET",'
      ' "POOL_KEY_UNSET"]\n', "needs its API key in the environment variable POOL_KEY_UNSET"),
     ("max_turns = 0\n", "sweep.toml: max_turns must be between 1 and 10000, got 0"),
-    ("max_turns = 2.5\n", "sweep.toml: max_turns must be an integer"),
+    ("max_turns = 2.5\n", "sweep.toml: max_turns must be a whole number; got 2.5"),
     ("temperature = -0.1\n", "sweep.toml: temperature must be a number from 0 to 2, got -0.1"),
-    ('temperature = "cold"\n', "sweep.toml: temperature must be a number"),
+    ('temperature = "cold"\n', "sweep.toml: temperature must be a finite number; got the string \"cold\""),
     ("call_timeout = 0\n", "sweep.toml: call_timeout must be a number of seconds from 1 to 86400, got 0.0"),
     ("call_timout = 60\n", "unknown key 'call_timout' (did you mean 'call_timeout'?)"),
 ])

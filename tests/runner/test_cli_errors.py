@@ -55,7 +55,7 @@ def test_unreadable_journal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     journal = tmp_path / "j.sqlite"
     journal.write_bytes(b"\x00garbage" * 512)
     assert main(["runs", "--journal", str(journal)]) == 2
-    assert "j.sqlite: not a shiftbench journal or damaged" in one_error_line(capsys)
+    assert "j.sqlite: not a shiftbench journal (file is not a database)" in one_error_line(capsys)
     assert journal.read_bytes() == b"\x00garbage" * 512
     assert main(["resume", "r-nope", "--journal", str(tmp_path / "absent.sqlite")]) == 2
     assert "no journal here" in one_error_line(capsys)

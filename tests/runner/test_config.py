@@ -57,5 +57,5 @@ def test_stored_config_round_trips() -> None:
 def test_wrong_type_is_named(tmp_path: Path) -> None:
     path = tmp_path / "sweep.toml"
     path.write_text('block_size = "twelve"\n')
-    with pytest.raises(ShiftbenchInputError, match="block_size must be an integer"):
+    with pytest.raises(ShiftbenchInputError, match="block_size must be a whole number; got the string \"twelve\""):
         load_config_file(path)

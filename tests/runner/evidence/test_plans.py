@@ -106,7 +106,7 @@ def test_amendments_need_a_lock_a_reason_and_a_change(plan: Path) -> None:
     (lambda text: text.replace("[plan]", "[plans]"), "no \\[plan\\] table"),
     (lambda text: text.replace('test = "paired_bootstrap"', 'test = "t-test"'), "test must be one of"),
     (lambda text: text.replace('comparison = ["scripted/tabular", "scripted/blind"]', 'comparison = "x"'),
-     "comparison must name two streams"),
+     "comparison must be a list of strings, e.g. comparison = "),
     (lambda text: text.replace("[sweep]\n", "[sweep]\nblok_size = 3\n"), "unknown key 'blok_size'"),
 ])
 def test_bad_plans_are_one_line(plan: Path, edit: object, message: str) -> None:
