@@ -15,6 +15,10 @@ files staged for a folder, not the folders made for them.
         write(folder.file("run.jsonl"))                  # at the end, all or none
     with folders_for(root, "--out"):                     # a writer of its own (the dataset's staging):
         build_suite(root)                                # folders made for it go if it fails
+    with creating(out, "journal merge") as temporary:    # a new file only: linked into place, so not even
+        write_journal(temporary)                         # a file that appeared meanwhile is replaced
+
+A full disk is told apart (`disk_full`: ENOSPC, a quota, SQLite's SQLITE_FULL) from other failures.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import sqlite3
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -30,8 +35,8 @@ from pathlib import Path
 
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["FolderOutput", "disk_full", "folders_for", "location_problem", "nearest_existing", "output_file",
-           "output_folder", "replacing", "shared_mode", "write_atomically", "write_failure"]
+__all__ = ["FolderOutput", "creating", "disk_full", "folders_for", "location_problem", "nearest_existing",
+           "output_file", "output_folder", "replacing", "shared_mode", "write_atomically", "write_failure"]
 
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
@@ -60,10 +65,55 @@ def replacing(path: Path, flag: str) -> Iterator[Path]:
             os.chmod(temporary, shared_mode())  # mkstemp makes it private; an output is meant to be shared
             _refuse_unless_replaceable(target, flag)  # again: something may have been put there meanwhile
             os.replace(temporary, target)
-        except OSError as exc:
+        except (OSError, sqlite3.Error) as exc:
+            if not (isinstance(exc, OSError) or disk_full(exc)):
+                raise
             raise write_failure(flag, Path(path), exc) from exc
         finally:
             temporary.unlink(missing_ok=True)
+
+
+@contextmanager
+def creating(path: Path, flag: str) -> Iterator[Path]:
+    """A temporary file beside `path` for the caller to fill (an SQLite database too: its -wal, -shm and
+    -journal go with it), hard-linked into place when the block ends well, so nothing is ever replaced;
+    `path` must not exist. On a file system without hard links, a rename after a last look. The file
+    keeps the mode the caller gave it (mkstemp's is private, as a journal's should be)."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        raise ShiftbenchInputError(f"{flag} {path}: exists; nothing was written: name a path that does not exist yet")
+    _refuse_unwritable_folder(path.absolute().parent, flag, path)
+    with folders_for(path, flag):
+        try:
+            handle, name = tempfile.mkstemp(dir=path.absolute().parent, prefix=f".{path.name}.", suffix=".tmp")
+            os.close(handle)
+        except OSError as exc:
+            raise write_failure(flag, path, exc) from exc
+        temporary = Path(name)
+        try:
+            yield temporary
+            _link_into_place(temporary, path, flag)
+        except (OSError, sqlite3.Error) as exc:
+            if not (isinstance(exc, OSError) or disk_full(exc)):
+                raise
+            raise write_failure(flag, path, exc) from exc
+        finally:
+            for leftover in (temporary, *(Path(f"{temporary}{side}") for side in ("-wal", "-shm", "-journal"))):
+                leftover.unlink(missing_ok=True)
+
+
+def _link_into_place(temporary: Path, path: Path, flag: str) -> None:
+    try:
+        os.link(temporary, path)
+        return
+    except FileExistsError:
+        raise ShiftbenchInputError(f"{flag} {path}: appeared while writing; nothing was written there: write "
+                                   "again to a new path") from None
+    except OSError:
+        pass  # no hard links here
+    if path.exists() or path.is_symlink():
+        raise ShiftbenchInputError(f"{flag} {path}: appeared while writing; nothing was written there")
+    os.rename(temporary, path)
 
 
 def output_file(path: Path, flag: str) -> Path:
@@ -153,18 +203,21 @@ def folders_for(path: Path, flag: str) -> Iterator[None]:
         raise
 
 
-def write_failure(flag: str, path: Path, exc: OSError) -> ShiftbenchInputError:
+def write_failure(flag: str, path: Path, exc: OSError | sqlite3.Error) -> ShiftbenchInputError:
     """The one line for a write that failed (the caller has removed what it wrote)."""
+    said = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
     if disk_full(exc):
-        return ShiftbenchInputError(f"{flag} {path}: the disk is full ({exc.strerror}); nothing was written: "
-                                    "free some space or choose another folder")
+        return ShiftbenchInputError(f"{flag} {path}: the disk is full ({said}); nothing was written: free some space "
+                                    "or choose another folder")
     problem = location_problem(path if path.is_dir() else path.parent)
-    reason = problem or f"cannot write there ({exc.strerror or exc})"
+    reason = problem or f"cannot write there ({said})"
     return ShiftbenchInputError(f"{flag} {path}: {reason}; nothing was written: choose a writable folder")
 
 
 def disk_full(exc: BaseException) -> bool:
-    """An error that says the disk (or the user's quota) has no room left."""
+    """An error that says the disk (or the user's quota) has no room left: the OS's, or SQLite's."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"
     return isinstance(exc, OSError) and exc.errno in _DISK_FULL
 
 

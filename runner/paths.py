@@ -2,18 +2,20 @@
 
 A user's path is taken only for what it was given for: `--journal` must be a journal file or an absent
 path in a folder that can hold it; `data build --out` writes only into an absent path, an empty folder,
-or an earlier built-in suite (and says so when it replaces one). Nothing here creates anything.
+or an earlier built-in suite (and says so when it replaces one). The checks create nothing;
+`write_suite` then writes the suite so that a failure (a full disk) is one line and leaves nothing.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from runner.files import location_problem
+from runner.files import folders_for, location_problem, write_failure
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
+from simulators.suite import build_suite
 
-__all__ = ["check_journal_target", "check_suite_target", "is_builtin_suite"]
+__all__ = ["check_journal_target", "check_suite_target", "is_builtin_suite", "write_suite"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SUITE_TOP = {"data", "environments"}
@@ -59,6 +61,17 @@ def check_suite_target(path: Path, flag: str = "--out") -> str:
     found = next((name for name in entries if name not in _SUITE_TOP), entries[0])
     raise ShiftbenchInputError(f"{flag} {path}: holds files that are not a built-in suite ('{found}'); "
                                "nothing was changed: give an absent path or an empty folder")
+
+
+def write_suite(root: Path, seed: int, flag: str = "--out") -> str:
+    """Build the suite into `root` (checked with `check_suite_target` first) and return its fingerprint. The
+    dataset is staged and renamed into place whole (`simulators.dataset.write_dataset`); on a failure the
+    staging goes, and so does any folder made for it."""
+    with folders_for(root, flag):
+        try:
+            return build_suite(root, seed)
+        except OSError as exc:
+            raise write_failure(flag, root, exc) from exc
 
 
 def is_builtin_suite(path: Path) -> bool:

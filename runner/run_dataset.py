@@ -1,15 +1,18 @@
 """The dataset a journaled run ran on, loaded again for a command that reads the run (verify, gate,
 audits, `state`'s oracle bulletins) and refused with one line when it changed since: a re-grade, a
-replay or a bulletin from other data would describe a run that never happened."""
+replay or a bulletin from other data would describe a run that never happened. `resume` refuses the
+same way, naming the files that changed (`check_same_dataset`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from runner.config import config_from_json
 from runner.journal import RunRow
-from simulators.dataset import Dataset, load_dataset
+from simulators.dataset import Dataset, file_hashes, load_dataset
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["dataset_of_run"]
+__all__ = ["check_same_dataset", "dataset_of_run"]
 
 
 def dataset_of_run(row: RunRow, then: str) -> Dataset:
@@ -21,3 +24,14 @@ def dataset_of_run(row: RunRow, then: str) -> Dataset:
                                    f"{dataset.fingerprint[:12]}, the run used {row.dataset_fingerprint[:12]}); "
                                    f"{then}")
     return dataset
+
+
+def check_same_dataset(run_id: str, path: str, before: dict[str, str], fingerprint: str, now: Dataset) -> None:
+    """Resume's refusal of a changed dataset, naming the files that changed."""
+    if now.fingerprint == fingerprint:
+        return
+    after = file_hashes(Path(path))
+    changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+    listed = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    raise ShiftbenchInputError(f"{path}: the dataset changed since run {run_id} started ({listed}); "
+                               "resume refuses a changed dataset: restore it or start a new run")

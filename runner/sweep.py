@@ -28,7 +28,8 @@ from runner.episode import EpisodeLimits
 from runner.errors import RunAborted, sole_error
 from runner.evidence.provenance import machine_info, machine_meta_key
 from runner.fit import check_oracle_readable, scenarios_present
-from runner.journal import STOPPING, Batch, Journal, ModelCallRow, NewRun, UnitRow, open_journal
+from runner.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
+from runner.journal import STOPPING, Batch, Journal, JournalFull, ModelCallRow, NewRun, UnitRow, open_journal
 from runner.judge import judge_factory
 from runner.liveness import process_alive
 from runner.method_provenance import check_methods_unchanged, methods_journaled
@@ -38,17 +39,17 @@ from runner.models.registry import ModelEntry, RetryTally, build_models, close_m
 from runner.models.stack import ClientStack
 from runner.models.watched import CURRENT_STREAM
 from runner.money import usd
-from runner.paths import check_journal_target, check_suite_target
+from runner.paths import check_journal_target, check_suite_target, write_suite
 from runner.pilot import pilot_projection
 from runner.plan import RunPart, Stream, plan_streams
 from runner.pricing import Price, cost_usd
 from runner.progress import CacheCounter, RunProgress
 from runner.providers import RetryNotice
+from runner.run_dataset import check_same_dataset
 from runner.shards.record import sweep_meta_key
 from runner.version import code_version
-from simulators.dataset import Dataset, file_hashes, load_dataset
+from simulators.dataset import Dataset, load_dataset
 from simulators.errors import ShiftbenchInputError
-from simulators.suite import build_suite
 
 __all__ = ["DEFAULT_HOME", "RunOutcome", "create_run", "default_journal", "plan_sweep", "resolve_dataset",
            "resume_sweep", "start_sweep"]
@@ -93,7 +94,7 @@ def build_suite_if_needed(config: SweepConfig, say: Callable[[str], None]) -> Pa
     root = suite_root(config)
     check_suite_target(root, "the built-in suite's folder")
     say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
-    build_suite(root, config.seed)
+    write_suite(root, config.seed, "the built-in suite's folder")
     return root
 
 
@@ -131,10 +132,13 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         if part is not None:
             streams = [stream for stream in streams if stream.stream_id in part.stream_ids]
         say(f"Journal: {journal_path}  (run {run_id})")
-        async with open_journal(journal_path) as journal:
-            await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
-            await journal.commit(_probe_rows(run_id, probes, prices))
-            return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
+        try:
+            async with open_journal(journal_path) as journal:
+                await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
+                return await _drive(journal, run_id, config, streams, models, prices, tally, display, say,
+                                    _probe_rows(run_id, probes, prices))
+        except JournalFull as full:  # from the journal's creation or the run's first row: nothing started
+            raise not_started(full) from None
     finally:
         await close_models(models)
 
@@ -172,8 +176,7 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
                 batch.run_config(run_id, orjson.dumps(asdict(config)).decode(), budget)
             for key, value in (meta or {}).items():
                 batch.set_meta(key, value)
-            await journal.commit(batch)
-            return await _drive(journal, run_id, config, streams, models, prices, tally, display, say)
+            return await _drive(journal, run_id, config, streams, models, prices, tally, display, say, batch)
         finally:
             await close_models(models)
 
@@ -244,25 +247,19 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
         raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
                                    "the journal was edited, start a new run")
     dataset = load_dataset(row.dataset_path, only=config.scenarios)
-    _check_same_dataset(run_id, row.dataset_path, orjson.loads(row.dataset_files), row.dataset_fingerprint, dataset)
+    check_same_dataset(run_id, row.dataset_path, orjson.loads(row.dataset_files), row.dataset_fingerprint, dataset)
     return config, dataset
-
-
-def _check_same_dataset(run_id: str, path: str, before: dict[str, str], fingerprint: str, now: Dataset) -> None:
-    if now.fingerprint == fingerprint:
-        return
-    after = file_hashes(Path(path))
-    changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
-    listed = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-    raise ShiftbenchInputError(f"{path}: the dataset changed since run {run_id} started ({listed}); "
-                               "resume refuses a changed dataset: restore it or start a new run")
 
 
 async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],
                  models: dict[str, ModelEntry], prices: dict[str, Price | None], tally: RetryTally,
-                 display_kind: str, say: Callable[[str], None]) -> RunOutcome:
+                 display_kind: str, say: Callable[[str], None], first: Batch) -> RunOutcome:
+    """`first`: the rows every check passed for (probes, a resume's new cap), journaled with the start."""
     # Only now, with every check passed, is the run this process's: a refused resume leaves it as it was.
-    await journal.commit(Batch().run_started(run_id, os.getpid()))
+    try:
+        await journal.commit(first.run_started(run_id, os.getpid()))
+    except JournalFull as full:
+        raise stopped_by_full_disk(full, run_id) from None
     progress = await _progress(journal, run_id, streams)
 
     def count_retry(notice: RetryNotice) -> None:
@@ -293,10 +290,14 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
             # Said once everything in flight has settled: the spend the run really ended at.
             reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
                       f"higher cap (`shiftbench resume {run_id} --budget USD`)")
+    except JournalFull as full:
+        stopped = stopped_by_full_disk(full, run_id)
+        status, reason = "interrupted", str(stopped)
+        raise stopped from None
     finally:
         progress.status = status
         display.stop()
-        await _finish(journal, run_id, status, reason)
+        await finish_run(journal, run_id, status, reason)
     # How the run ended is said once, by the report every command prints after it (`run`, `resume`).
     if config.pilot:
         say(await pilot_projection(journal, run_id, streams, config, budget, status))
@@ -323,6 +324,9 @@ async def _run_engine(engine: Engine, streams: list[Stream], display: Display) -
             await engine.run(streams)
             group.cancel_scope.cancel()
     except BaseExceptionGroup as group_error:
+        full = first_full(group_error)
+        if full is not None:  # the disk is full: the run stops however else its streams ended
+            raise full from None
         aborted, other = group_error.split(RunAborted)
         if aborted is not None and other is None:
             return "failed", str(sole_error(_first_leaf(aborted)))
@@ -387,8 +391,3 @@ async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> Run
 
 def _add_figures(counter: CacheCounter, figures: CacheFigures) -> None:
     counter.add(figures.input_tokens, figures.cached_input_tokens, figures.cache_write_tokens, figures.saved_usd)
-
-
-async def _finish(journal: Journal, run_id: str, status: str, reason: str) -> None:
-    with anyio.CancelScope(shield=True):
-        await journal.commit(Batch().run_ended(run_id, status, reason, time.time()))

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from runner.cli.parsing import Command
-from runner.paths import check_suite_target
+from runner.paths import check_suite_target, write_suite
 
 __all__ = ["DATA_COMMANDS", "add_data_parser"]
 
@@ -47,7 +47,6 @@ def add_data_parser(commands: Any) -> None:
 
 def _cmd_data(args: argparse.Namespace) -> int:
     from runner.data_commands import run_check_gold, run_fetch, run_replay
-    from simulators.suite import build_suite
 
     if args.data_command == "replay":
         return run_replay(args.dir, args.scenario, args.task, args.gold, args.actions, args.json)
@@ -57,7 +56,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
         return run_check_gold(args.dir)
     if args.data_command == "build":
         print(check_suite_target(args.out).capitalize() + " ...")
-        fingerprint = build_suite(args.out, args.seed)
+        fingerprint = write_suite(args.out, args.seed)
         print(f"Built the suite (seed {args.seed}) in {args.out}\nfingerprint {fingerprint}")
         return 0
     return _check(args.dir, args.json)

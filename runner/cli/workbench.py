@@ -16,7 +16,6 @@ from typing import Any
 from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
 from runner.journal import EpisodeFilter
 from runner.optional import load_extra
-from simulators.errors import ShiftbenchInputError
 
 __all__ = ["WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm", "add_workbench_commands", "cmd_runs_rm"]
 
@@ -106,12 +105,7 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
     from runner.views.export import export_jsonl
 
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ShiftbenchInputError(f"--out {out}: cannot write there ({exc.strerror}); choose a writable folder") \
-            from exc
+    # The folder is made by the export itself (runner.files.output_folder), and removed if the export fails.
     if args.format == "jsonl":
         target, count = run(export_jsonl, journal, args.run_id, args.out)
         print(f"Wrote {count} episodes to {target}")

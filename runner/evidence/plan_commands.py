@@ -15,6 +15,7 @@ from typing import Any
 
 from runner.config import SweepConfig, load_config_file
 from runner.evidence.plans import PLAN_TABLES, LockedPlan, amend_plan, differences, lock_plan, read_plan
+from runner.files import output_file
 from runner.sweep import resolve_dataset
 from runner.version import code_version
 from simulators.errors import ShiftbenchInputError
@@ -26,6 +27,7 @@ Say = Callable[[str], None]
 
 def lock_command(path: Path, overrides: Mapping[str, Any], reason: str | None, say: Say) -> str:
     """Lock the plan, or with `reason` append an amendment covering `overrides`; the line to print."""
+    output_file(path, "lock")  # it is rewritten: a regular file only (a FIFO would hang the read, too)
     if reason is None:
         if overrides:
             raise ShiftbenchInputError(f"lock: run flags ({', '.join(overrides)}) change a plan only with "

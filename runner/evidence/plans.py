@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from runner.config import RESULT_KEYS, SweepConfig, load_config_file
+from runner.files import write_atomically
 from runner.toml_tables import Field, check_table, read_toml
 from simulators.errors import ShiftbenchInputError
 
@@ -251,8 +252,8 @@ def _append(path: Path, table: str, values: Mapping[str, Any]) -> None:
     lead = "" if text.endswith("\n") else "\n"
     lines = [f"{lead}\n[{table}]"] + [f"{key} = {toml_value(value)}" for key, value in values.items()
                                       if value is not None]
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    # The whole file rewritten and renamed into place: a full disk or a crash never leaves half a [lock].
+    write_atomically(path, text + "\n".join(lines) + "\n", "lock")
 
 
 def toml_value(value: Any) -> str:

@@ -19,6 +19,7 @@ import orjson
 from runner.config import SweepConfig, config_from_json
 from runner.journal import RunRow
 from runner.pricing import price_of, with_overrides
+from runner.version import code_version
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["machine_info", "machine_meta_key", "provenance_extras", "served_model_from_key", "served_model_meta_key",
@@ -57,13 +58,14 @@ def provenance_extras(run: RunRow, machine: str | None, served: Iterable[tuple[s
                       methods: str | None = None, method_changes: str | None = None) -> dict[str, Any]:
     """What a report's provenance adds to the run row: models with their prices and the versions the
     providers said served them (`served_as`: more than one when a provider changed the model under a
-    running sweep), machine, plan, and the methods as journaled (`runner.method_provenance`) with any
-    source change a resume accepted."""
+    running sweep), machine, plan, the methods as journaled (`runner.method_provenance`) with any
+    source change a resume accepted, and the code that computes the report (the run's own stays as stored)."""
     config = _config(run)
     models = _models(config)
     for model, version in sorted(set(served)):
         models.setdefault(model, {}).setdefault("served_as", []).append(version)
     return {
+        "report_code_version": code_version(),
         "models": models,
         "machine": orjson.loads(machine) if machine else None,
         "plan": dict(config.plan) if config is not None and config.plan else None,

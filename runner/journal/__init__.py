@@ -53,7 +53,7 @@ and `journal.observe(JournalObserver)` for every commit's wait, hand-over and re
 """
 
 from runner.journal.batch import STOPPING, Batch, Statement
-from runner.journal.media import JournalError, refuse_read_only_journal
+from runner.journal.media import JournalError, JournalFull, refuse_read_only_journal
 from runner.journal.reader import Reader, round_trip_us
 from runner.journal.rows import (
     AuditCaseRow,
@@ -118,6 +118,7 @@ __all__ = [
     "Handed",
     "Journal",
     "JournalError",
+    "JournalFull",
     "JournalObserver",
     "ModelCallRow",
     "NewRun",

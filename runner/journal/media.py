@@ -24,7 +24,7 @@ from pathlib import Path
 from runner.files import location_problem
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["DAMAGE", "JournalError", "cannot_open", "damaged", "is_damage", "read_only_uri", "read_uri",
+__all__ = ["DAMAGE", "JournalError", "JournalFull", "cannot_open", "damaged", "is_damage", "read_only_uri", "read_uri",
            "refuse_read_only_journal", "told", "wal_of", "writable"]
 
 DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
@@ -33,6 +33,15 @@ DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 
 class JournalError(ShiftbenchInputError):
     """The journal file cannot be used (unreadable, not a journal, newer schema, damaged)."""
+
+
+class JournalFull(JournalError):
+    """The disk holding the journal has no room for a commit. The commit was rolled back whole (SQLite's
+    promise), so the journal holds every transaction before it and resumes from there."""
+
+    def __init__(self, path: Path, error: BaseException) -> None:
+        super().__init__(f"{path}: the disk holding the journal is full ({error})")
+        self.path = path
 
 
 def wal_of(path: Path) -> Path:

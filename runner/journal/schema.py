@@ -16,8 +16,10 @@ from pathlib import Path
 import aiosqlite
 import anyio
 
+from runner.files import disk_full
 from runner.journal.media import (
     JournalError,
+    JournalFull,
     cannot_open,
     damaged,
     is_damage,
@@ -181,6 +183,8 @@ def refuse_foreign_database(path: Path) -> None:
 
 
 def _unusable(path: Path, exc: sqlite3.DatabaseError, had_wal: bool) -> JournalError:
+    if disk_full(exc):
+        return JournalFull(path, exc)
     if is_damage(exc) and _has_sqlite_header(path):
         return damaged(path, exc, had_wal)
     if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":  # SQLite opens lazily: met at the first read
@@ -199,8 +203,10 @@ def _has_sqlite_header(path: Path) -> bool:
 
 def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
     """The writer's connection (blocking; call it from a worker thread): WAL, the schema created if
-    missing, the version checked. Used by one thread at a time: the writer's."""
-    if path.exists():
+    missing, the version checked. Used by one thread at a time: the writer's. A journal this call
+    created and could not complete (a full disk) is removed: a run that cannot start leaves nothing."""
+    new = not path.exists()
+    if not new:
         refuse_read_only_journal(path)  # before _prepare, which would try to chmod it
     _prepare(path, create)
     had_wal = wal_of(path).exists()
@@ -217,12 +223,19 @@ def connect_writer(path: Path, create: bool) -> sqlite3.Connection:
             found = _upgrade(connection, found)
         _refuse_version(path, found)
     except sqlite3.DatabaseError as exc:
-        connection.close()
+        _close_failed(connection, path, new)
         raise _unusable(path, exc, had_wal) from exc
     except BaseException:
-        connection.close()
+        _close_failed(connection, path, new)
         raise
     return connection
+
+
+def _close_failed(connection: sqlite3.Connection, path: Path, new: bool) -> None:
+    connection.close()
+    if new:
+        for made in (path, wal_of(path), path.with_name(path.name + "-shm"), path.with_name(path.name + "-journal")):
+            made.unlink(missing_ok=True)
 
 
 def _upgrade(connection: sqlite3.Connection, found: str) -> str:

@@ -23,8 +23,9 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from runner.errors import sole_error
+from runner.files import disk_full
 from runner.journal.batch import Batch
-from runner.journal.media import told, wal_of
+from runner.journal.media import JournalFull, told, wal_of
 from runner.journal.reader import Reader
 from runner.journal.schema import connect_reader, connect_writer
 
@@ -215,7 +216,7 @@ class Journal:
                                                     limiter=self._thread)
             self.writer_s += time.perf_counter() - started
             for pending, error in zip(group, errors, strict=True):
-                pending.error = error
+                pending.error = JournalFull(self.path, error) if error is not None and disk_full(error) else error
                 if pending.error is not None and not pending.awaited and self._deferred_error is None:
                     self._deferred_error = pending.error
                 pending.done.set()

@@ -151,6 +151,8 @@ class Provenance:
     options, block size, source sha256, distribution (`runner.method_provenance`); {} for older runs."""
     method_changes: list[dict[str, Any]] = field(default_factory=list)
     """Method source changes a resume accepted (`resume --accept-method-change`), oldest first."""
+    report_code_version: str = ""
+    """The code that computed this report (`runner.version`); `code_version` is the run's, as it stored it."""
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,8 @@ def _evidence_lines(report: Report) -> list[str]:
             lines.append(f"  streams with replicas: {b['replicated_unit']} (same draws and seed)")
     lines += noise_lines(report)
     p = report.provenance
-    lines.append(f"provenance: code {p.code_version}, dataset {p.dataset_fingerprint[:12]}, "
+    by = "" if p.report_code_version in ("", p.code_version) else f" (this report: {p.report_code_version})"
+    lines.append(f"provenance: code {p.code_version}{by}, dataset {p.dataset_fingerprint[:12]}, "
                  f"config {p.config_hash[:12]}")
     lines.append(f"scores sealed: sha256 {scores_seal(report)['sha256'][:16]} (the same for the same results in "
                  "any run; `--json` has it whole)")

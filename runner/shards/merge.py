@@ -16,8 +16,6 @@ config hash, dataset and units in plan order as a one-process run of the same sw
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from pathlib import Path
 import anyio
 import orjson
 
+from runner.files import creating, location_problem
 from runner.journal import RunRow
 from runner.journal.merge import MergeSource, unit_results, write_merged
 from runner.shards.inputs import ShardInput, read_inputs
@@ -62,9 +61,9 @@ def _check_out(out: Path) -> None:
     if out.exists() or out.is_symlink():
         raise ShiftbenchInputError(f"journal merge {out}: exists; merge writes a new journal, so name a path that "
                                    "does not exist yet")
-    folder = out.absolute().parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise ShiftbenchInputError(f"journal merge {out}: {folder} is not a writable folder; name OUT in one")
+    problem = location_problem(out.absolute().parent)
+    if problem is not None:
+        raise ShiftbenchInputError(f"journal merge {out}: {problem}; name OUT in a writable folder")
 
 
 def _check_one_sweep(shards: list[ShardInput]) -> None:
@@ -202,30 +201,10 @@ def _meta(shards: list[ShardInput], sweep: SweepRecord) -> dict[str, str]:
 
 
 def _write(out: Path, run: RunRow, sources: list[MergeSource], order: list[str], meta: dict[str, str]) -> None:
-    handle, name = tempfile.mkstemp(dir=out.absolute().parent, prefix=f".{out.name}.", suffix=".merging")
-    os.close(handle)
-    temporary = Path(name)
-    try:
+    """Written beside OUT and linked into place when whole (`runner.files.creating`): a full disk or a
+    failure midway leaves no OUT and no temporary file."""
+    with creating(out, "journal merge") as temporary:
         write_merged(temporary, run, sources, order, meta)
-        _put_in_place(temporary, out)
-    finally:
-        for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
-            leftover.unlink(missing_ok=True)
-
-
-def _put_in_place(temporary: Path, out: Path) -> None:
-    """A hard link never replaces a file that appeared at OUT meanwhile; where the file system has no
-    hard links, a rename after a last look."""
-    try:
-        os.link(temporary, out)
-        return
-    except FileExistsError:
-        raise ShiftbenchInputError(f"journal merge {out}: appeared while merging; nothing was written there, "
-                                   "merge again to a new path") from None
-    except OSError:
-        pass
-    _check_out(out)
-    os.rename(temporary, out)
 
 
 def _summary(out: Path, sweep: SweepRecord, episodes: int) -> str:

@@ -207,7 +207,8 @@ def _step(number: int, step: Step) -> str:
 
 def _provenance(report: Report) -> str:
     p = report.provenance
-    items = [("journal", report.journal), ("code version", p.code_version), ("config hash", p.config_hash),
+    items = [("journal", report.journal), ("code version", p.code_version),
+             ("report's code version", p.report_code_version), ("config hash", p.config_hash),
              ("dataset", p.dataset_path), ("dataset fingerprint", p.dataset_fingerprint),
              *((f"{name} served as", ", ".join(model["served_as"])) for name, model in p.models.items()
                if model.get("served_as")),

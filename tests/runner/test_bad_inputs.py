@@ -131,7 +131,7 @@ def test_journal_must_be_a_journal_or_an_absent_path(here: Path, capsys: pytest.
         db.execute("CREATE TABLE notes (body TEXT)")
     before = tree(here)
     for target, expected in ((folder, "is a folder"), (other, "exists and is not a shiftbench journal"),
-                             (other / "j.sqlite", "notes.txt is not a folder; pass --journal PATH in a writable folder"),
+                             (other / "j.sqlite", "notes.txt is not a folder; pass --journal PATH in a writable"),
                              (foreign, "app.db: an SQLite database that is not a shiftbench journal (tables: notes)")):
         assert main(["run", "--journal", str(target), "--display", "none"]) == 2
         assert expected in one_error_line(capsys)

@@ -101,7 +101,7 @@ def test_read_only_media_is_named_as_such(tmp_path: Path) -> None:
     (folder / "report.html").write_text("kept")
     with read_only_view(folder) as view:
         for target in (view / "report.html", view / "new.html", view / "sub" / "new.html"):
-            with pytest.raises(ShiftbenchInputError, match=f"{view} is on read-only media; nothing was written: choose a writable"):
+            with pytest.raises(ShiftbenchInputError, match=f"{view} is on read-only media; nothing was written"):
                 write_atomically(target, "x", "--html")
         with pytest.raises(ShiftbenchInputError, match="is on read-only media"), output_folder(view / "x", "--out"):
             pass
