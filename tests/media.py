@@ -109,3 +109,16 @@ def snapshot(root: Path) -> dict[str, tuple[int, int, bytes | None]]:
         found[str(path.relative_to(root))] = (info.st_mode, info.st_rdev,
                                               path.read_bytes() if stat.S_ISREG(info.st_mode) else None)
     return found
+
+
+@contextmanager
+def hazards(folder: Path) -> Iterator[dict[str, Path]]:
+    """Every kind of path an output file must never replace, side by side in `folder`, keyed by the words
+    the refusal uses (a trailing space keeps two of one kind apart)."""
+    inside = folder / "a-folder"
+    inside.mkdir()
+    (inside / "thesis.tex").write_text("years of work")
+    with unix_socket(folder / "sock") as sock:
+        yield {"is a folder": inside, "is a device": device(folder / "null", NULL_DEVICE),
+               "is a device ": device(folder / "full", FULL_DEVICE), "is a FIFO (named pipe)": fifo(folder / "pipe"),
+               "is a socket": sock}

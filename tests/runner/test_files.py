@@ -6,41 +6,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from runner.files import output_folder, replacing, write_atomically
 from simulators.errors import ShiftbenchInputError
-from tests.media import (
-    FULL_DEVICE,
-    NULL_DEVICE,
-    device,
-    fifo,
-    fill,
-    read_only_view,
-    small_disk,
-    snapshot,
-    unix_socket,
-)
+from tests.media import fifo, fill, read_only_view, small_disk, snapshot
+from tests.media import hazards as media_hazards
 
 
 @pytest.fixture
 def hazards(tmp_path: Path) -> Iterator[dict[str, Path]]:
-    """Every kind of path an output file must never replace, side by side in tmp_path."""
-    folder = tmp_path / "a-folder"
-    folder.mkdir()
-    (folder / "inside.txt").write_text("kept")
-    with ExitStack() as stack:
-        found = {
-            "is a folder": folder,
-            "is a device": device(tmp_path / "null", NULL_DEVICE),
-            "is a device ": device(tmp_path / "full", FULL_DEVICE),
-            "is a FIFO (named pipe)": fifo(tmp_path / "pipe"),
-            "is a socket": stack.enter_context(unix_socket(tmp_path / "sock")),
-        }
-        (tmp_path / "link-to-folder").symlink_to(folder)
+    """The media helper's hazards, and links to them."""
+    with media_hazards(tmp_path) as found:
+        (tmp_path / "link-to-folder").symlink_to(found["is a folder"])
         found["is a folder "] = tmp_path / "link-to-folder"
         (tmp_path / "link-to-pipe").symlink_to(tmp_path / "pipe")
         found["is a FIFO (named pipe) "] = tmp_path / "link-to-pipe"

@@ -7,13 +7,13 @@ changes; a command that fails midway leaves nothing behind. The devices are node
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from runner.cli import main
-from tests.media import FULL_DEVICE, NULL_DEVICE, device, fifo, snapshot, unix_socket
+from tests.media import fifo, snapshot
+from tests.media import hazards as media_hazards
 from tests.runner.test_cli_errors import one_error_line
 from tests.support import cli_sweep
 
@@ -25,14 +25,8 @@ def swept(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 
 @pytest.fixture
 def hazards(tmp_path: Path) -> Iterator[dict[str, Path]]:
-    folder = tmp_path / "a-folder"
-    folder.mkdir()
-    (folder / "thesis.tex").write_text("years of work")
-    with ExitStack() as stack:
-        yield {"is a folder": folder, "is a device": device(tmp_path / "null", NULL_DEVICE),
-               "is a device ": device(tmp_path / "full", FULL_DEVICE),
-               "is a FIFO (named pipe)": fifo(tmp_path / "pipe"),
-               "is a socket": stack.enter_context(unix_socket(tmp_path / "sock"))}
+    with media_hazards(tmp_path) as found:
+        yield found
 
 
 def _commands(run_id: str, journal: Path, target: Path) -> list[tuple[list[str], str]]:
