@@ -30,7 +30,7 @@ def _reading_commands(run_id: str, out: Path) -> list[list[str]]:
             ["state", run_id, "--stream", "scripted/tabular", "--scenario", "retail_l1"],
             ["report", run_id], ["report", run_id, "--json"], ["verify", run_id],
             ["compare", f"{run_id}:scripted/tabular", f"{run_id}:scripted/blind"],
-            ["estimate", run_id], ["export", run_id, "--out", str(out)]]
+            ["export", run_id, "--out", str(out)]]
 
 
 def _writing_commands(run_id: str) -> list[list[str]]:
