@@ -35,10 +35,21 @@ from pathlib import Path
 
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["FolderOutput", "creating", "disk_full", "folders_for", "location_problem", "nearest_existing",
+__all__ = ["DiskFull", "FolderOutput", "creating", "disk_full", "folders_for", "location_problem", "nearest_existing",
            "output_file", "output_folder", "replacing", "shared_mode", "write_atomically", "write_failure"]
 
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_NEARLY_FULL = 1 << 20
+"""Free bytes under which an SQLite I/O error is taken for a full disk (its pages are 4 KiB, its -shm 32)."""
+
+
+class DiskFull(ShiftbenchInputError):
+    """A write found no room (the journal's `JournalFull` is one); `error` is what the OS or SQLite said.
+    An output being written turns it into its own one line (`write_failure`)."""
+
+    def __init__(self, message: str, error: OSError | sqlite3.Error) -> None:
+        super().__init__(message)
+        self.error = error
 
 
 def write_atomically(path: Path, text: str, flag: str) -> None:
@@ -65,8 +76,10 @@ def replacing(path: Path, flag: str) -> Iterator[Path]:
             os.chmod(temporary, shared_mode())  # mkstemp makes it private; an output is meant to be shared
             _refuse_unless_replaceable(target, flag)  # again: something may have been put there meanwhile
             os.replace(temporary, target)
+        except DiskFull as full:
+            raise write_failure(flag, Path(path), full.error) from full
         except (OSError, sqlite3.Error) as exc:
-            if not (isinstance(exc, OSError) or disk_full(exc)):
+            if not (isinstance(exc, OSError) or disk_full(exc, target)):
                 raise
             raise write_failure(flag, Path(path), exc) from exc
         finally:
@@ -93,8 +106,10 @@ def creating(path: Path, flag: str) -> Iterator[Path]:
         try:
             yield temporary
             _link_into_place(temporary, path, flag)
+        except DiskFull as full:
+            raise write_failure(flag, Path(path), full.error) from full
         except (OSError, sqlite3.Error) as exc:
-            if not (isinstance(exc, OSError) or disk_full(exc)):
+            if not (isinstance(exc, OSError) or disk_full(exc, path)):
                 raise
             raise write_failure(flag, path, exc) from exc
         finally:
@@ -206,7 +221,7 @@ def folders_for(path: Path, flag: str) -> Iterator[None]:
 def write_failure(flag: str, path: Path, exc: OSError | sqlite3.Error) -> ShiftbenchInputError:
     """The one line for a write that failed (the caller has removed what it wrote)."""
     said = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
-    if disk_full(exc):
+    if disk_full(exc, path):
         return ShiftbenchInputError(f"{flag} {path}: the disk is full ({said}); nothing was written: free some space "
                                     "or choose another folder")
     problem = location_problem(path if path.is_dir() else path.parent)
@@ -214,11 +229,23 @@ def write_failure(flag: str, path: Path, exc: OSError | sqlite3.Error) -> Shiftb
     return ShiftbenchInputError(f"{flag} {path}: {reason}; nothing was written: choose a writable folder")
 
 
-def disk_full(exc: BaseException) -> bool:
-    """An error that says the disk (or the user's quota) has no room left: the OS's, or SQLite's."""
+def disk_full(exc: BaseException, where: Path | None = None) -> bool:
+    """An error that says the disk (or the user's quota) has no room left: the OS's ENOSPC, SQLite's
+    SQLITE_FULL, or an SQLite I/O error (what SQLite says when growing its -shm or -wal fails) while the
+    file system of `where` has next to no room left."""
     if isinstance(exc, sqlite3.Error):
-        return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"
+        name = str(getattr(exc, "sqlite_errorname", ""))
+        return name == "SQLITE_FULL" or (name.startswith("SQLITE_IOERR") and where is not None
+                                         and _free_bytes(where) < _NEARLY_FULL)
     return isinstance(exc, OSError) and exc.errno in _DISK_FULL
+
+
+def _free_bytes(where: Path) -> int:
+    try:
+        info = os.statvfs(nearest_existing(Path(where).absolute().parent))
+    except OSError:
+        return _NEARLY_FULL
+    return info.f_bavail * info.f_frsize
 
 
 def location_problem(folder: Path) -> str | None:

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from runner.files import location_problem
+from runner.files import DiskFull, location_problem
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["DAMAGE", "JournalError", "JournalFull", "cannot_open", "damaged", "is_damage", "read_only_uri", "read_uri",
-           "refuse_read_only_journal", "told", "wal_of", "writable"]
+__all__ = ["DAMAGE", "JournalError", "JournalFull", "cannot_open", "damaged", "is_damage", "no_side_files_left",
+           "read_only_uri", "read_uri", "refuse_read_only_journal", "told", "wal_of", "writable"]
 
 DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 """SQLite's names for a file whose pages cannot be read as a database."""
@@ -35,12 +37,12 @@ class JournalError(ShiftbenchInputError):
     """The journal file cannot be used (unreadable, not a journal, newer schema, damaged)."""
 
 
-class JournalFull(JournalError):
+class JournalFull(JournalError, DiskFull):
     """The disk holding the journal has no room for a commit. The commit was rolled back whole (SQLite's
     promise), so the journal holds every transaction before it and resumes from there."""
 
-    def __init__(self, path: Path, error: BaseException) -> None:
-        super().__init__(f"{path}: the disk holding the journal is full ({error})")
+    def __init__(self, path: Path, error: OSError | sqlite3.Error) -> None:
+        DiskFull.__init__(self, f"{path}: the disk holding the journal is full ({error})", error)
         self.path = path
 
 
@@ -68,6 +70,30 @@ def read_only_uri(path: Path) -> str:
     a location nothing can write to and with no `-wal` (as `read_uri` decides)."""
     uri, _ = read_uri(path)
     return uri.replace("?mode=rw", "?mode=ro")
+
+
+@contextmanager
+def no_side_files_left(paths: Iterable[Path]) -> Iterator[None]:
+    """For readers that must attach with `read_only_uri` (`journal merge`, whose connection also writes):
+    afterwards, each journal that had no `-wal` before is opened once more the `read_uri` way and closed,
+    which, as its last connection, removes the `-wal` and `-shm` the attach made (a journal another
+    process holds open keeps them, as it should)."""
+    untouched = [Path(path) for path in paths if not wal_of(Path(path)).exists()]
+    try:
+        yield
+    finally:
+        for path in untouched:
+            if path.is_file() and writable(path):
+                uri, _ = read_uri(path)
+                try:
+                    connection = sqlite3.connect(uri, uri=True)
+                    try:
+                        connection.execute("PRAGMA query_only=ON")
+                        connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                    finally:
+                        connection.close()
+                except sqlite3.Error:
+                    pass  # best effort: what is left is SQLite's own, harmless
 
 
 def refuse_read_only_journal(path: Path, flag: str = "--journal") -> None:

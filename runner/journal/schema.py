@@ -183,7 +183,7 @@ def refuse_foreign_database(path: Path) -> None:
 
 
 def _unusable(path: Path, exc: sqlite3.DatabaseError, had_wal: bool) -> JournalError:
-    if disk_full(exc):
+    if disk_full(exc, path):
         return JournalFull(path, exc)
     if is_damage(exc) and _has_sqlite_header(path):
         return damaged(path, exc, had_wal)

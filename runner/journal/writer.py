@@ -216,7 +216,9 @@ class Journal:
                                                     limiter=self._thread)
             self.writer_s += time.perf_counter() - started
             for pending, error in zip(group, errors, strict=True):
-                pending.error = JournalFull(self.path, error) if error is not None and disk_full(error) else error
+                if isinstance(error, OSError | sqlite3.Error) and disk_full(error, self.path):
+                    error = JournalFull(self.path, error)
+                pending.error = error
                 if pending.error is not None and not pending.awaited and self._deferred_error is None:
                     self._deferred_error = pending.error
                 pending.done.set()

@@ -25,6 +25,7 @@ import orjson
 
 from runner.files import creating, location_problem
 from runner.journal import RunRow
+from runner.journal.media import no_side_files_left
 from runner.journal.merge import MergeSource, unit_results, write_merged
 from runner.shards.inputs import ShardInput, read_inputs
 from runner.shards.record import MergedShard, MissingShard, SweepRecord, sweep_meta_key
@@ -43,17 +44,18 @@ class MergeOutcome:
 async def merge_shards(out: Path, paths: Sequence[Path], allow_partial: bool = False,
                        say: Callable[[str], None] = print) -> MergeOutcome:
     _check_out(out)
-    shards = await read_inputs([Path(p) for p in paths])
-    _check_one_sweep(shards)
-    _check_not_written(shards)
-    chosen = await anyio.to_thread.run_sync(_choose_sources, shards)
-    sweep = _sweep_record(shards, chosen)
-    _check_complete(sweep, shards, allow_partial)
-    run = _merged_run(shards, sweep)
-    sources = [MergeSource(shard.path, shard.run.run_id, streams) for shard, streams in chosen if streams]
-    await anyio.to_thread.run_sync(_write, out, run, sources, shards[0].record.streams, _meta(shards, sweep))
-    episodes = sum(shard.streams[s] for shard, streams in chosen for s in streams)
-    say(_summary(out, sweep, episodes))
+    with no_side_files_left(paths):  # the sources are read, never written: nothing left beside them
+        shards = await read_inputs([Path(p) for p in paths])
+        _check_one_sweep(shards)
+        _check_not_written(shards)
+        chosen = await anyio.to_thread.run_sync(_choose_sources, shards)
+        sweep = _sweep_record(shards, chosen)
+        _check_complete(sweep, shards, allow_partial)
+        run = _merged_run(shards, sweep)
+        sources = [MergeSource(shard.path, shard.run.run_id, streams) for shard, streams in chosen if streams]
+        await anyio.to_thread.run_sync(_write, out, run, sources, shards[0].record.streams, _meta(shards, sweep))
+        episodes = sum(shard.streams[s] for shard, streams in chosen for s in streams)
+        say(_summary(out, sweep, episodes))
     return MergeOutcome(out, sweep, episodes)
 
 

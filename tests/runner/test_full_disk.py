@@ -73,6 +73,9 @@ def test_a_run_that_cannot_even_start_on_a_full_disk_leaves_no_journal(built_sui
 
 def test_outputs_on_a_full_disk_are_one_line_and_nothing_half_written(built_suite: Path, tmp_path: Path) -> None:
     journal, run_id = cli_sweep(built_suite, tmp_path, ("retail_l1", "pitch_l1"), ("blind", "tabular"))
+    shard = tmp_path / "shard-0.sqlite"  # a sweep's one shard, for `journal merge`
+    assert _run("run", "--dataset", str(built_suite), "--scenarios", "retail_l1", "--methods", "blind", "--pilot", "2",
+                "--shard", "0/1", "--display", "none", "--journal", str(shard)).returncode == 0
     with small_disk(tmp_path / "disk", 1024) as disk:
         (disk / "kept").mkdir()
         (disk / "kept" / "report.html").write_text("the report before")
@@ -85,12 +88,11 @@ def test_outputs_on_a_full_disk_are_one_line_and_nothing_half_written(built_suit
              "--html", disk / "c.html"),
             (["export", run_id, "--out", str(disk / "export")], "--out", disk / "export"),
             (["data", "build", "--out", str(disk / "suite")], "--out", disk / "suite"),
-            (["journal", "merge", str(disk / "merged.sqlite"), str(journal)], "journal merge", None),
+            (["journal", "merge", str(disk / "merged.sqlite"), str(shard)], "journal merge", disk / "merged.sqlite"),
         ):
             done = _run(*argv, "--journal", str(journal)) if argv[0] not in ("journal", "data") else _run(*argv)
             assert done.returncode == 2, (argv, done.stderr)
             [line] = done.stderr.splitlines()
-            if target is not None:
-                assert line.startswith(f"shiftbench: error: {flag} {target}: the disk is full"), line
-                assert "nothing was written" in line, line
+            assert line.startswith(f"shiftbench: error: {flag} {target}: the disk is full"), line
+            assert "nothing was written" in line, line
             assert snapshot(disk) == before, argv
