@@ -48,7 +48,8 @@ def test_replicas_is_a_sweep_file_key_hashed_only_when_set(tmp_path: Path) -> No
     # A config journaled before replicas existed hashes as it did.
     assert config_hash(SweepConfig()) == config_hash(replace(SweepConfig(), replicas=1))
     assert config_hash(SweepConfig()) != config_hash(replace(SweepConfig(), replicas=2))
-    for bad, said in (("0", "between 1 and 1000"), ('"3"', "must be an integer"), ("true", "must be an integer")):
+    for bad, said in (("0", "between 1 and 1000"), ('"3"', 'must be a whole number; got the string "3"'),
+                      ("true", "must be a whole number; got true")):
         path.write_text(f"replicas = {bad}\n")
         with pytest.raises(ShiftbenchInputError, match=said):
             load_config_file(path)
