@@ -50,7 +50,11 @@ def repeat_summary(outcomes: Sequence[Outcome]) -> RepeatSummary | None:
     if repeats < 2:
         return None
     per_repeat = [average_scores([o for o in outcomes if o.repeat == r]) for r in range(repeats)]
-    tries = {f"{key[0]}/{key[1]}": [o.reward for o in found] for key, found in by_task(outcomes).items()}
+    # A task's tries are its repeats within one stream replica: each replica learned its own state, so
+    # its repeats are the K tries of that state (pass^k over every task of every replica).
+    replicas = sorted({o.replica for o in outcomes})
+    tries = {f"{replica}/{key[0]}/{key[1]}": [o.reward for o in found] for replica in replicas
+             for key, found in by_task([o for o in outcomes if o.replica == replica]).items()}
     return RepeatSummary(
         repeats=repeats,
         avg_h_by_repeat=[h for h, _ in per_repeat], avg_f_by_repeat=[f for _, f in per_repeat],

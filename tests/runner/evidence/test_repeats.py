@@ -8,10 +8,10 @@ from runner.evidence.outcomes import Outcome
 from runner.evidence.repeats import average_scores, repeat_summary
 
 
-def outcome(scenario: str, task: str, category: str, repeat: int, reward: float) -> Outcome:
+def outcome(scenario: str, task: str, category: str, repeat: int, reward: float, replica: int = 0) -> Outcome:
     return Outcome(model="m", method="blind", scenario=scenario, task_id=task, family="f", category=category,
                    window=0, repeat=repeat, reward=reward, turns=1, tool_calls=0, input_tokens=0, output_tokens=0,
-                   cost_usd=0.0, latency_s=0.0)
+                   cost_usd=0.0, latency_s=0.0, replica=replica)
 
 
 def test_repeat_summary_by_hand() -> None:
@@ -35,3 +35,14 @@ def test_repeat_summary_by_hand() -> None:
 
 def test_no_repeats_no_summary() -> None:
     assert repeat_summary([outcome("retail_l1", "a", "hidden", 0, 1.0)]) is None
+
+
+def test_pass_k_counts_a_tasks_tries_within_each_stream_replica() -> None:
+    """With --replicas and --repeats, a task's K tries are its repeats in one replica (one learned state);
+    mixing replicas would make 'both tries passed' compare tries of two different states."""
+    # replica 0: a 1,1  b 0,0   replica 1: a 0,0  b 1,1 -> every (replica, task) passes both or neither.
+    rewards = {(0, "a"): [1, 1], (0, "b"): [0, 0], (1, "a"): [0, 0], (1, "b"): [1, 1]}
+    outcomes = [outcome("retail_l1", t, "hidden", r, float(v), replica) for (replica, t), values in rewards.items()
+                for r, v in enumerate(values)]
+    summary = repeat_summary(outcomes)
+    assert summary is not None and summary.pass_k == {"1": 0.5, "2": 0.5}
