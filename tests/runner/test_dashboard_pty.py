@@ -28,6 +28,8 @@ from bench.mock_provider import Recorded, Reply, Response, serve_mock, tool_loop
 KEY = "sk-loopback-dashboard-key"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 HEADER = re.compile(r"(model\s+)?method\s+scenario\s+state")
+STOPPING = "Ctrl-C again"
+"""What a run prints once it has taken the first Ctrl-C (runner.sweep)."""
 LIVE_STOP = re.compile(r"stopping: .*\nrun \S+ stopping ")
 SAFETY_S = 240.0
 """A safety net only: the conditions below are met after a few calls."""
@@ -69,7 +71,7 @@ class Terminal:
         self.raw = ""
 
     def frames(self) -> list[str]:
-        text = ANSI.sub("", self.raw.replace("\r", ""))
+        text = self.text()
         starts = [m.start() for m in HEADER.finditer(text)]
         if not starts:
             return []
@@ -91,13 +93,22 @@ class Terminal:
         return self.frames()
 
     def stop(self) -> None:
+        """Ctrl-C, and once the run says it is stopping, Ctrl-C again to cancel what is in flight. Two
+        signals sent back to back arrive as one (the kernel keeps one pending SIGINT, not two), which left
+        the run its whole grace period (a minute) to finish calls held by a breaker or a quota."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
-            self.process.send_signal(signal.SIGINT)  # a second Ctrl-C cancels what is in flight
+            self.read_until(lambda _: STOPPING in self.text())
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
         try:
             self.drain_until_exit()
         finally:
             os.close(self.master)
+
+    def text(self) -> str:
+        """Everything the child wrote so far, without its terminal escapes."""
+        return ANSI.sub("", self.raw.replace("\r", ""))
 
     def drain_until_exit(self) -> None:
         """Keep reading while the child ends: a full terminal buffer would block its writes (and it)."""
@@ -135,6 +146,7 @@ def shiftbench(config: Path, journal: Path) -> list[str]:
             "--display", "rich"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(pty, "openpty"), reason="no pseudo-terminals on this platform")
 async def test_a_slow_provider_shows_turns_in_flight_and_a_rising_time_since_progress(
         built_suite: Path, tmp_path: Path) -> None:

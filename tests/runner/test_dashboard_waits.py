@@ -57,6 +57,7 @@ def shows(frames: list[str], model: str, state: str) -> bool:
     return any(state in model_row(frame, model) for frame in frames)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(pty, "openpty"), reason="no pseudo-terminals on this platform")
 async def test_a_stream_held_by_an_open_breaker_or_a_quota_says_so(built_suite: Path, tmp_path: Path) -> None:
     async with serve_mock(respond) as mock:

@@ -39,6 +39,7 @@ def rewards_by_replica(journal: Path) -> dict[int, dict[str, float]]:
     return dict(found)
 
 
+@pytest.mark.slow
 def test_killed_replicated_run_resumes_to_identical_rewards_per_replica(built_suite: Path, tmp_path: Path) -> None:
     config = sweep_file(tmp_path, built_suite)
     reference = tmp_path / "reference.sqlite"

@@ -18,6 +18,7 @@ TABLE = {
 }
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_other_seed_differs(built_suite: Path, tmp_path: Path) -> None:
     assert main(["data", "build", "--out", str(tmp_path / "again"), "--seed", "0"]) == 0
     assert fingerprint(tmp_path / "again") == fingerprint(built_suite)

@@ -39,6 +39,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_tabular_beats_blind_with_an_interval_excluding_zero(runs: tuple[Path, str, str],
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     journal, both, _ = runs

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from tests.runner.shards.processes import (
     cli,
@@ -39,6 +40,7 @@ def scores(report: dict[str, Any]) -> list[dict[str, Any]]:
             for s in report["streams"]]
 
 
+@pytest.mark.slow
 def test_four_shard_processes_one_killed_merge_to_the_one_process_run(built_suite: Path, tmp_path: Path) -> None:
     journals = tmp_path / "journals"
     journals.mkdir()

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 SECTION = "### Sweeps across machines"
 
@@ -23,6 +25,7 @@ def shell(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_shards_walkthrough_runs_as_written(built_suite: Path, tmp_path: Path) -> None:
     run_shards, merge, report = commands()
     (tmp_path / ".shiftbench" / "suites").mkdir(parents=True)

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import orjson
+import pytest
 
 from runner.config import load_config_file
 from tests.runner.shards.processes import (
@@ -43,6 +44,7 @@ def kill_mid_work(process: subprocess.Popen[bytes], journal: Path) -> None:
     kill(process)
 
 
+@pytest.mark.slow
 def test_the_slurm_array_script_runs_requeues_and_merges(built_suite: Path, tmp_path: Path) -> None:
     sweep = small_sweep(tmp_path, built_suite)
     journals = tmp_path / "journals"
@@ -80,6 +82,7 @@ def _command(manifest: Path) -> list[str]:
     return command
 
 
+@pytest.mark.slow
 def test_the_kubernetes_indexed_job_runs_restarts_a_pod_and_merges(built_suite: Path, tmp_path: Path) -> None:
     manifest = RECIPES / "kubernetes-shards.yaml"
     text = manifest.read_text()

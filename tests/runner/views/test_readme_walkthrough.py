@@ -51,6 +51,7 @@ def run_in(folder: Path, suite: Path, methods: str) -> str:
     return str(run_id)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("methods", ["blind,oracle", "blind,tabular"])
 def test_the_morning_after_walkthrough_runs_as_written(built_suite: Path, tmp_path: Path, methods: str) -> None:
     commands = walkthrough()
