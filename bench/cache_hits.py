@@ -30,7 +30,8 @@ from pathlib import Path
 from bench.mock_cache import Billed, PrefixCache
 from bench.mock_provider import Recorded, serve_mock, tool_loop
 from runner.config import SweepConfig
-from runner.pricing import Price, default_prices
+from runner.prices_schema import Price
+from runner.pricing import default_prices
 from runner.sweep import start_sweep
 from simulators.suite import build_suite
 

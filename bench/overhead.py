@@ -36,7 +36,8 @@ from runner.models.journaled import JournaledModel
 from runner.models.priced import PricedModel
 from runner.models.registry import ModelEntry, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
-from runner.pricing import Price, with_overrides
+from runner.prices_schema import Price
+from runner.pricing import with_overrides
 from runner.progress import RunProgress
 from simulators.dataset import load_dataset
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Usage

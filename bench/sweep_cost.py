@@ -37,7 +37,8 @@ from runner.config import SweepConfig
 from runner.estimate import full_counts, measure
 from runner.journal import read_only
 from runner.plan import plan_streams
-from runner.pricing import Price, default_prices
+from runner.prices_schema import Price
+from runner.pricing import default_prices
 from runner.projection import ProjectedRow, project
 from runner.sweep import start_sweep
 from simulators.dataset import load_dataset

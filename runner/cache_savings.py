@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from runner.journal import CacheUsage
-from runner.pricing import Price, PriceTable, default_prices, saved_usd, with_overrides
+from runner.prices_schema import Price, PriceTable
+from runner.pricing import default_prices, saved_usd, with_overrides
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import Usage
 

@@ -20,7 +20,7 @@ import orjson
 from methods.spec import ResolvedMethod
 from runner.method_config import methods_from_file, normalize_methods, resolve_methods
 from runner.models.endpoint_keys import check_endpoint_keys
-from runner.pricing import with_overrides
+from runner.prices_schema import parse_model_prices
 from runner.toml_tables import Field, check_table, described, read_toml, refuse_unknown, suggestion
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
@@ -131,7 +131,7 @@ class SweepConfig:
                                        "model); leave judge empty for the offline judge, or name an LLM")
         if not isinstance(self.allow_unpriced, bool):
             raise ShiftbenchInputError(f"{source}: allow_unpriced must be true or false")
-        with_overrides(self.prices, source)  # every [prices] table, whether or not its model runs
+        parse_model_prices(self.prices, source)  # every [prices] table, whether or not its model runs
         return self
 
     def resolved_methods(self, source: str = "the run's config") -> dict[str, ResolvedMethod]:

@@ -30,12 +30,13 @@ from methods.base import Method, MethodSpec, context_for
 from methods.registry import get_method_spec
 from runner.budget import BudgetExhausted
 from runner.episode import EpisodeLimits, EpisodeResult, run_episode
-from runner.errors import InfrastructureError, RunAborted
+from runner.errors import RunAborted
 from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Handed, Journal
 from runner.limits import SERVING, TEST, ServingClaim
 from runner.models.stack import ClientStack
 from runner.plan import Stream, Unit, window_tasks
 from runner.progress import RunProgress, StreamProgress
+from runner.providers.taxonomy import InfrastructureError
 from runner.stream_methods import Frozen, StreamMethods
 from simulators.domain import Domain, Judge
 from simulators.protocol import Task

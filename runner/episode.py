@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from runner.errors import InfrastructureError
+from runner.providers.taxonomy import InfrastructureError
 from simulators.audit import EpisodeAudit, WatchedWorld, audit_episode
 from simulators.domain import Domain, DomainWorld, Grade, Judge
 from simulators.model_api import ModelClient, ModelRequest, Usage

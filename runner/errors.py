@@ -1,20 +1,13 @@
-"""Errors of the runner.
+"""The run's own error, and unwrapping task groups' errors.
 
-    InfrastructureError        the provider side failed (classified by `runner.providers.taxonomy`,
-    │                          whose policy decides retry, re-queue, pause or stop); never scored as
-    │                          an agent failure
-    ├── RateLimited            429 / overloaded
-    ├── ProviderTimeout        an attempt or the whole call ran out of time
-    └── ProviderError          any other failure of the provider or the connection
-    RunAborted                 the run cannot go on; the journal stays resumable
+`RunAborted`: the run cannot go on (a failure class that stops it, a damaged journal); the journal
+stays resumable. Provider failures (`InfrastructureError` and its kinds, never scored as an agent's)
+are `runner.providers.taxonomy`'s.
 """
 
 from __future__ import annotations
 
-from runner.providers.taxonomy import Failure, InfrastructureError, ProviderError, ProviderTimeout, RateLimited
-
-__all__ = ["Failure", "InfrastructureError", "ProviderError", "ProviderTimeout", "RateLimited", "RunAborted",
-           "sole_error"]
+__all__ = ["RunAborted", "sole_error"]
 
 
 class RunAborted(Exception):

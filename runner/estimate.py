@@ -23,7 +23,7 @@ from runner.cache_savings import run_price_table
 from runner.config import config_from_json
 from runner.journal import Reader, RunRow, read_only
 from runner.plan import Stream, plan_streams
-from runner.pricing import PriceTable
+from runner.prices_schema import PriceTable
 from runner.projection import BOOTSTRAP_DRAWS, Cell, Measured, ProjectedRow, measured, project
 from runner.tables import text_table
 from simulators.dataset import load_dataset, scenario_names

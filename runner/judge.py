@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from methods.llm_json import extract_json
-from runner.errors import Failure, ProviderError
 from runner.models.stack import ClientStack
 from runner.plan import Stream
+from runner.providers.taxonomy import Failure, ProviderError
 from simulators.domain import Judge, JudgeRequest, JudgeVerdict
 from simulators.model_api import ModelClient, ModelRequest
 from simulators.protocol import Message

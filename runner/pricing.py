@@ -13,70 +13,22 @@ others are 5-minute writes (`cache_write`, 1.25 x input).
 
 from __future__ import annotations
 
-import difflib
 import functools
-import math
-import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import resources
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import orjson
 
-from simulators.errors import ShiftbenchInputError
+from runner.prices_schema import Price, PriceTable, parse_model_prices, parse_price_text
 from simulators.model_api import ModelRequest, Usage
 
-__all__ = [
-    "FRAMING_TOKENS_PER_ITEM",
-    "FRAMING_TOKENS_PER_REQUEST",
-    "OPTIONAL_PRICE_FIELDS",
-    "PRICE_FIELDS",
-    "Price",
-    "PriceTable",
-    "cost_usd",
-    "default_prices",
-    "load_prices",
-    "parse_prices",
-    "price_of",
-    "prompt_token_bound",
-    "saved_usd",
-    "uncached_usd",
-    "unpriced",
-    "with_overrides",
-    "worst_case_usd",
-]
+__all__ = ["FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "cost_usd", "default_prices", "price_of",
+           "prompt_token_bound", "saved_usd", "uncached_usd", "unpriced", "with_overrides", "worst_case_usd"]
 
-PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
-OPTIONAL_PRICE_FIELDS = ("cache_write_1h",)
-"""`cache_write_1h` defaults to `cache_write`: only Anthropic bills 1-hour cache writes apart."""
 _PER_MILLION = 1_000_000
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input: float
-    cached_input: float
-    cache_write: float
-    output: float
-    cache_write_1h: float | None = None
-    """Anthropic's 1-hour cache write; None: the same as `cache_write` (every other provider)."""
-
-    @property
-    def one_hour_write(self) -> float:
-        return self.cache_write if self.cache_write_1h is None else self.cache_write_1h
-
-    @property
-    def prompt_ceiling(self) -> float:
-        """The highest rate any one prompt token can be billed at (a cache write may cost more than input)."""
-        return max(self.input, self.cached_input, self.cache_write, self.one_hour_write)
-
-
-PriceTable = Mapping[str, Price]
 
 
 # --- cost -------------------------------------------------------------------------------------------
@@ -161,76 +113,14 @@ def worst_case_usd(request: ModelRequest, price: Price | None, attempts: int = 1
 def default_prices() -> PriceTable:
     """The table shipped with the package, read once and shared read-only."""
     resource = resources.files("runner").joinpath("prices.toml")
-    return MappingProxyType(_parse_text(resource.read_text(encoding="utf-8"), str(resource)))
-
-
-def load_prices(path: Path) -> dict[str, Price]:
-    """A price table file: `[prices."<model>"]` tables, nothing else."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ShiftbenchInputError(f"{path}: cannot read the price table ({exc.strerror})") from exc
-    return _parse_text(text, str(path))
-
-
-def _parse_text(text: str, source: str) -> dict[str, Price]:
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ShiftbenchInputError(f"{source}: not valid TOML ({exc})") from exc
-    return parse_prices(raw, source)
-
-
-def parse_prices(raw: Mapping[str, Any], source: str) -> dict[str, Price]:
-    """A parsed price table file; `source` names it in errors."""
-    extra = sorted(set(raw) - {"prices"})
-    if extra:
-        raise ShiftbenchInputError(f"{source}: unknown key '{extra[0]}'; a price table holds only "
-                                   '[prices."<model>"] tables')
-    return _parse_models(raw.get("prices", {}), source)
+    return MappingProxyType(parse_price_text(resource.read_text(encoding="utf-8"), str(resource)))
 
 
 def with_overrides(overrides: Mapping[str, Any], source: str, table: PriceTable | None = None) -> dict[str, Price]:
     """`table` (the defaults when None) with a sweep file's `prices` table merged over it. Each model
     given replaces its default entry whole, so all four fields are required there too."""
     base = default_prices() if table is None else table
-    return {**base, **_parse_models(overrides, source)}
-
-
-def _parse_models(models: object, source: str) -> dict[str, Price]:
-    if not isinstance(models, Mapping):
-        raise ShiftbenchInputError(f'{source}: prices must be a table of [prices."<model>"] tables')
-    return {str(name): _parse_price(source, str(name), value) for name, value in models.items()}
-
-
-def _parse_price(source: str, model: str, value: object) -> Price:
-    where = f'{source}: [prices."{model}"]'
-    if not model:
-        raise ShiftbenchInputError(f"{where}: the model name is empty")
-    if not isinstance(value, Mapping):
-        raise ShiftbenchInputError(f"{where}: must be a table with {', '.join(PRICE_FIELDS)}")
-    known = PRICE_FIELDS + OPTIONAL_PRICE_FIELDS
-    for key in value:
-        if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ShiftbenchInputError(f"{where}: unknown key '{key}'{hint}; expected {', '.join(PRICE_FIELDS)} "
-                                       f"(and optionally {', '.join(OPTIONAL_PRICE_FIELDS)})")
-    missing = [name for name in PRICE_FIELDS if name not in value]
-    if missing:
-        raise ShiftbenchInputError(f"{where}: missing {', '.join(missing)} (USD per million tokens)")
-    one_hour = _rate(where, "cache_write_1h", value["cache_write_1h"]) if "cache_write_1h" in value else None
-    rates = [_rate(where, name, value[name]) for name in PRICE_FIELDS]
-    return Price(rates[0], rates[1], rates[2], rates[3], cache_write_1h=one_hour)
-
-
-def _rate(where: str, name: str, value: object) -> float:
-    # bool is an int to Python, never a price.
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ShiftbenchInputError(f"{where}: {name} must be a number (USD per million tokens), got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ShiftbenchInputError(f"{where}: {name} must be a finite number >= 0, got {value}")
-    return float(value)
+    return {**base, **parse_model_prices(overrides, source)}
 
 
 def price_of(model: str, table: PriceTable | None = None) -> Price | None:

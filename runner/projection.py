@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runner.journal import EpisodeCalls, MethodCalls
-from runner.pricing import Price, cost_usd, uncached_usd
+from runner.prices_schema import Price
+from runner.pricing import cost_usd, uncached_usd
 from simulators.model_api import Usage
 
 __all__ = ["BOOTSTRAP_DRAWS", "BOOTSTRAP_SEED", "Measured", "ProjectedRow", "SweepCounts", "measured", "project"]

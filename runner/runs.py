@@ -16,14 +16,14 @@ from runner.journal import (
     RunRow,
     Spend,
     StreamNames,
-    StreamRetries,
     UnitProgress,
     read_only,
 )
 from runner.liveness import process_alive
+from runner.report.model import ReplicaUse, RetryCounts
 from runner.tables import text_table
 
-__all__ = ["ReplicaUse", "RetryCounts", "RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
+__all__ = ["RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
 
 
 @dataclass(frozen=True)
@@ -48,32 +48,6 @@ class RunSummary:
     """Calls per replica of each endpoint pool the run used (empty when none)."""
     retries: list[RetryCounts] = field(default_factory=list)
     """Per stream that sent calls: how many were retried and why (empty for an offline run)."""
-
-
-@dataclass(frozen=True)
-class RetryCounts:
-    """One stream's (model and method) calls sent, retried, timed out (`StreamRetries`)."""
-
-    model: str
-    method: str
-    calls: int
-    retried_calls: int
-    retries: int
-    timeouts: int
-    failed_calls: int
-
-    @classmethod
-    def of(cls, rows: list[StreamRetries]) -> list[RetryCounts]:
-        return [cls(*row) for row in rows]
-
-
-@dataclass(frozen=True)
-class ReplicaUse:
-    model: str
-    replica: str
-    answered: int
-    failed: int
-    """Calls that failed on this replica last (a failover's earlier tries are not counted)."""
 
 
 def shown_status(status: str, pid: int) -> str:

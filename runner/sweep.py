@@ -26,12 +26,13 @@ from runner.display import Display, make_display
 from runner.engine import Engine, StopControl, stream_progress
 from runner.episode import EpisodeLimits
 from runner.errors import RunAborted, sole_error
-from runner.evidence.provenance import machine_info, machine_meta_key
 from runner.fit import check_oracle_readable, scenarios_present
 from runner.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
 from runner.journal import STOPPING, Batch, Journal, JournalFull, ModelCallRow, NewRun, UnitRow, open_journal
+from runner.journal.meta_keys import machine_meta_key
 from runner.judge import judge_factory
 from runner.liveness import process_alive
+from runner.machine import machine_info
 from runner.method_provenance import check_methods_unchanged, methods_journaled
 from runner.models.journaled import note_served
 from runner.models.probe import ProbeResult, probe_models
@@ -42,7 +43,8 @@ from runner.money import usd
 from runner.paths import check_journal_target, check_suite_target, write_suite
 from runner.pilot import pilot_projection
 from runner.plan import RunPart, Stream, plan_streams
-from runner.pricing import Price, cost_usd
+from runner.prices_schema import Price
+from runner.pricing import cost_usd
 from runner.progress import CacheCounter, RunProgress
 from runner.providers import RetryNotice
 from runner.run_dataset import check_same_dataset

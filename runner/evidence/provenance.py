@@ -8,8 +8,6 @@ shipped table with the run's own overrides, as the run priced its calls.
 
 from __future__ import annotations
 
-import os
-import platform
 from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
@@ -22,36 +20,7 @@ from runner.pricing import price_of, with_overrides
 from runner.version import code_version
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["machine_info", "machine_meta_key", "provenance_extras", "served_model_from_key", "served_model_meta_key",
-           "served_models_prefix"]
-
-
-def machine_meta_key(run_id: str) -> str:
-    return f"run:{run_id}:machine"
-
-
-def served_models_prefix(run_id: str) -> str:
-    return f"run:{run_id}:served:"
-
-
-def served_model_meta_key(run_id: str, model: str, served: str) -> str:
-    """A model the provider said answered one of the run's calls (model names may hold ':', so the pair
-    is JSON)."""
-    return served_models_prefix(run_id) + orjson.dumps([model, served]).decode()
-
-
-def served_model_from_key(run_id: str, key: str) -> tuple[str, str] | None:
-    try:
-        model, served = orjson.loads(key.removeprefix(served_models_prefix(run_id)))
-    except (ValueError, TypeError):
-        return None
-    return str(model), str(served)
-
-
-def machine_info() -> str:
-    """The machine a run starts on, as JSON text (no host name: reports get shared)."""
-    return orjson.dumps({"platform": platform.platform(), "python": platform.python_version(),
-                         "implementation": platform.python_implementation(), "cpus": os.cpu_count()}).decode()
+__all__ = ["provenance_extras"]
 
 
 def provenance_extras(run: RunRow, machine: str | None, served: Iterable[tuple[str, str]] = (),

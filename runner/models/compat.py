@@ -31,9 +31,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from runner.errors import InfrastructureError
 from runner.models.registry import sends_prompt_cache_key
 from runner.providers import OpenAICompatClient
+from runner.providers.taxonomy import InfrastructureError
 from simulators.model_api import ModelRequest, ModelResponse
 from simulators.protocol import JSON, Message, ToolCall
 

@@ -14,9 +14,9 @@ from collections.abc import Container
 import anyio
 import orjson
 
-from runner.errors import InfrastructureError
-from runner.evidence.provenance import served_model_meta_key
 from runner.journal import Batch, Journal, ModelCallRow
+from runner.journal.meta_keys import served_model_meta_key
+from runner.providers.taxonomy import InfrastructureError
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
 from simulators.protocol import AssistantTurn, ToolCall
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from runner.budget import Budget, BudgetExhausted, Reservation
-from runner.errors import InfrastructureError
 from runner.models.watched import CURRENT_STREAM
-from runner.pricing import Price, cost_usd, saved_usd, worst_case_usd
+from runner.prices_schema import Price
+from runner.pricing import cost_usd, saved_usd, worst_case_usd
 from runner.progress import RunProgress
 from runner.providers.retry import BEFORE_RETRY
+from runner.providers.taxonomy import InfrastructureError
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
 
 __all__ = ["PricedModel"]

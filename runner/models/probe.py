@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from runner.errors import InfrastructureError
 from runner.models.registry import ModelEntry
 from runner.providers import OpenAICompatClient
+from runner.providers.taxonomy import InfrastructureError
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelRequest, ModelResponse
 from simulators.protocol import Message

@@ -28,7 +28,8 @@ from runner.config import SweepConfig
 from runner.models.capped import DEFAULT_MAX_TOKENS
 from runner.models.endpoint_keys import check_endpoint_keys
 from runner.models.scripted import ScriptedModel
-from runner.pricing import Price, price_of, unpriced, with_overrides
+from runner.prices_schema import Price
+from runner.pricing import price_of, unpriced, with_overrides
 from runner.providers import (
     AnthropicClient,
     HttpSettings,

@@ -25,7 +25,7 @@ from runner.models.registry import ModelEntry
 from runner.models.scoped import CacheScopedModel, cache_scope
 from runner.models.seeded import seeded
 from runner.models.watched import WatchedModel
-from runner.pricing import Price
+from runner.prices_schema import Price
 from runner.progress import RunProgress
 from simulators.model_api import ModelClient, Purpose
 

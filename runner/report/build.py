@@ -23,12 +23,7 @@ from runner.cache_savings import CacheFigures, cache_by_stream, cache_total, run
 from runner.evidence.bootstrap import DEFAULT_SPEC, Interval, stream_draws
 from runner.evidence.noise import NOT_MEASURED, noise_floor, replica_count
 from runner.evidence.outcomes import Outcome, task_values
-from runner.evidence.provenance import (
-    machine_meta_key,
-    provenance_extras,
-    served_model_from_key,
-    served_models_prefix,
-)
+from runner.evidence.provenance import provenance_extras
 from runner.evidence.repeats import repeat_summary
 from runner.evidence.replicated import REPLICA_UNIT, stream_intervals
 from runner.evidence.slices import slices
@@ -47,6 +42,7 @@ from runner.journal import (
     TestScore,
     read_only,
 )
+from runner.journal.meta_keys import machine_meta_key, served_model_from_key, served_models_prefix
 from runner.method_provenance import accepted_meta_key, method_meta_key
 from runner.report.model import (
     ONE_FAMILY,
@@ -55,7 +51,9 @@ from runner.report.model import (
     Costs,
     Pair,
     Provenance,
+    ReplicaUse,
     Report,
+    RetryCounts,
     Setting,
     StreamKey,
     StreamReport,
@@ -65,7 +63,6 @@ from runner.report.model import (
     scenario_sort_key,
 )
 from runner.report.scores import task_rewards_digest
-from runner.runs import ReplicaUse, RetryCounts
 from runner.shards.record import SweepRecord, sweep_meta_key
 from simulators.errors import ShiftbenchInputError
 

@@ -16,12 +16,12 @@ from runner.cache_savings import CacheFigures
 from runner.evidence.noise import NoiseFloor
 from runner.evidence.repeats import RepeatSummary
 from runner.evidence.slices import SliceRow
-from runner.runs import ReplicaUse, RetryCounts
+from runner.journal import StreamRetries
 from runner.shards.record import SweepRecord
 
 __all__ = ["DOMAIN_ORDER", "ONE_FAMILY", "ONE_FAMILY_EACH", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair",
-           "Provenance", "Report", "Setting", "StreamKey", "StreamReport", "WindowScore", "percentile",
-           "scenario_domain", "scenario_sort_key"]
+           "Provenance", "ReplicaUse", "Report", "RetryCounts", "Setting", "StreamKey", "StreamReport", "WindowScore",
+           "percentile", "scenario_domain", "scenario_sort_key"]
 
 PURPOSES = ("agent", "judge", "method")
 SPECIFIED_DOMAINS = ("retail", "banking")
@@ -201,3 +201,29 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+@dataclass(frozen=True)
+class RetryCounts:
+    """One stream's (model and method) calls sent, retried, timed out (`StreamRetries`)."""
+
+    model: str
+    method: str
+    calls: int
+    retried_calls: int
+    retries: int
+    timeouts: int
+    failed_calls: int
+
+    @classmethod
+    def of(cls, rows: list[StreamRetries]) -> list[RetryCounts]:
+        return [cls(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class ReplicaUse:
+    model: str
+    replica: str
+    answered: int
+    failed: int
+    """Calls that failed on this replica last (a failover's earlier tries are not counted)."""

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import orjson
 
 from runner.plan import Stream
-from runner.pricing import Price, cost_usd
+from runner.prices_schema import Price
+from runner.pricing import cost_usd
 from simulators.model_api import Usage
 from simulators.protocol import Scenario, Task
 

@@ -18,7 +18,8 @@ from runner.config import SweepConfig
 from runner.display import status_line
 from runner.models.priced import PricedModel
 from runner.models.watched import WatchedModel
-from runner.pricing import Price, saved_usd
+from runner.prices_schema import Price
+from runner.pricing import saved_usd
 from runner.progress import RunProgress, StreamProgress
 from runner.report import build_report, render_csv, render_json, render_text
 from runner.runs import list_runs, render_runs_text

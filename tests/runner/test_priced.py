@@ -18,12 +18,13 @@ import runner.models.priced
 from bench.mock_provider import Failure as MockFailure
 from bench.mock_provider import Recorded, Response, serve_mock
 from runner.budget import Budget, BudgetExhausted
-from runner.errors import ProviderError
 from runner.models.capped import CappedModel
 from runner.models.priced import PricedModel
-from runner.pricing import Price, cost_usd, worst_case_usd
+from runner.prices_schema import Price
+from runner.pricing import cost_usd, worst_case_usd
 from runner.progress import RunProgress
 from runner.providers import make_http_client
+from runner.providers.taxonomy import ProviderError
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import AssistantTurn, Message
 from tests.fakes import TOY_TOOLS

@@ -10,14 +10,12 @@ from types import MappingProxyType
 import pytest
 
 import runner.pricing
+from runner.prices_schema import Price, load_prices, parse_prices
 from runner.pricing import (
     FRAMING_TOKENS_PER_ITEM,
     FRAMING_TOKENS_PER_REQUEST,
-    Price,
     cost_usd,
     default_prices,
-    load_prices,
-    parse_prices,
     price_of,
     prompt_token_bound,
     unpriced,

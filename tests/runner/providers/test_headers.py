@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from runner.errors import ProviderError, RateLimited
 from runner.providers.failures import stream_error
 from runner.providers.headers import LimitReading, parse_duration, read_limits, server_wait
 from runner.providers.secret import Secret
+from runner.providers.taxonomy import ProviderError, RateLimited
 
 NOW = datetime(2030, 3, 17, 12, 0, 0, tzinfo=UTC).timestamp()
 

@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from bench.mock_provider import Failure, MockUsage, Reply, serve_mock
-from runner.errors import ProviderError, ProviderTimeout, RateLimited
 from runner.providers import HttpSettings, RateLimiter, RateLimits, Retrier, RetryPolicy, make_http_client
 from runner.providers.retry import RetryNotice
+from runner.providers.taxonomy import ProviderError, ProviderTimeout, RateLimited
 from simulators.model_api import ModelResponse
 from tests.runner.providers.support import FakeTime, anthropic_client, fast_retrier, openai_client, request
 

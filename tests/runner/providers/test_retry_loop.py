@@ -7,10 +7,9 @@ from collections.abc import Awaitable, Callable
 import anyio
 import pytest
 
-from runner.errors import Failure, ProviderError
 from runner.providers.failures import AttemptFailed
 from runner.providers.retry import Attempt
-from runner.providers.taxonomy import RateLimited
+from runner.providers.taxonomy import Failure, ProviderError, RateLimited
 from simulators.model_api import Usage
 from tests.runner.providers.support import FakeTime, fast_retrier
 

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from bench.mock_provider import Failure, Recorded, Reply, Response, serve_mock
-from runner.errors import InfrastructureError
 from runner.providers import HttpSettings, Secret, make_http_client
+from runner.providers.taxonomy import InfrastructureError
 from tests.runner.providers.support import KEY, anthropic_client, fast_retrier, openai_client, request
 
 Build = Callable[..., object]

@@ -8,12 +8,11 @@ import pytest
 from bench.mock_provider import Failure as MockFailure
 from bench.mock_provider import serve_mock
 from bench.mock_quirks import NULL_CONTENT_ERROR
-from runner.errors import InfrastructureError, ProviderError, RateLimited
 from runner.providers import make_http_client
 from runner.providers.failures import AttemptFailed, classify, stream_error, transport_failure
 from runner.providers.ledger import RequestLedger
 from runner.providers.secret import Secret
-from runner.providers.taxonomy import POLICIES, Failure
+from runner.providers.taxonomy import POLICIES, Failure, InfrastructureError, ProviderError, RateLimited
 from tests.runner.providers.support import FakeTime, fast_retrier, openai_client, request
 
 SECRET = Secret("sk-abc")
