@@ -29,10 +29,10 @@ from pathlib import Path
 
 from bench.mock_cache import Billed, PrefixCache
 from bench.mock_provider import Recorded, serve_mock, tool_loop
-from runner.config import SweepConfig
-from runner.prices_schema import Price
-from runner.pricing import default_prices
-from runner.sweep import start_sweep
+from runner.config.prices import Price
+from runner.config.settings import SweepConfig
+from runner.cost.pricing import default_prices
+from runner.schedule.sweep import start_sweep
 from simulators.suite import build_suite
 
 __all__ = ["Hits", "measure"]

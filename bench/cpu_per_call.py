@@ -55,7 +55,7 @@ def _cpu_s() -> float:
 
 
 def _config(suite: Path, base_url: str, concurrency: int) -> Any:
-    from runner.config import SweepConfig
+    from runner.config.settings import SweepConfig
 
     endpoint = {"kind": "openai-compatible", "model": "mock", "base_url": f"{base_url}/v1",
                 "max_concurrency": concurrency, "stream": True}
@@ -66,7 +66,7 @@ def _config(suite: Path, base_url: str, concurrency: int) -> Any:
 
 async def _sweep(suite: Path, base_url: str, concurrency: int, episodes: int, journal: Path) -> dict[str, Any]:
     from bench.harness import run_streams
-    from runner.plan import Stream
+    from runner.config.plan import Stream
     from simulators.dataset import load_dataset
 
     dataset = load_dataset(suite, only=(SCENARIO,))

@@ -28,9 +28,9 @@ import anyio
 
 from bench.machine import load_average
 from bench.mock_server import mock_process
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import read_only
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 from simulators.suite import build_suite
 
 __all__ = ["PoolCase", "main", "run_case"]

@@ -1,6 +1,6 @@
 """Drive the engine over a list of streams with meters on the journal, the methods and the models.
 
-This is `runner.sweep`'s driving layer without the probe, the display and the signal handling: the
+This is `runner.schedule.sweep`'s driving layer without the probe, the display and the signal handling: the
 same `Engine`, `ClientStack` and journal, so what is timed is what a sweep runs. The meters wrap, they
 never replace: a `JournalMeter` observes the journal (`Journal.observe`) and times the commits its
 callers wait for and the reads, next to the writer's own time inside transactions; `MethodMeter` times
@@ -18,15 +18,15 @@ from typing import Any
 
 from methods.base import Method, MethodSetup, MethodSpec
 from methods.registry import get_method_spec
-from runner.config import SweepConfig
-from runner.engine import Engine, stream_progress
+from runner.config.plan import Stream
+from runner.config.settings import SweepConfig
+from runner.display.progress import RunProgress
 from runner.journal import Batch, Journal, StreamEpisodes, open_journal
-from runner.limits import CALL_PRIORITY
 from runner.models.registry import ModelEntry, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
-from runner.plan import Stream
-from runner.progress import RunProgress
-from runner.sweep import create_run  # the run and its units, exactly as a sweep journals them
+from runner.providers.priority import CALL_PRIORITY
+from runner.schedule.engine import Engine, stream_progress
+from runner.schedule.sweep import create_run  # the run and its units, exactly as a sweep journals them
 from simulators.dataset import Dataset
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 from simulators.protocol import JSON, TaskView

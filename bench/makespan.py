@@ -28,10 +28,10 @@ from bench.harness import Drive, EngineRun, StackFactory, engine_run, run_stream
 from bench.mock_server import mock_process
 from bench.section import Row, Section
 from bench.timeline import forced_idle_bound, slot_idle
-from runner.config import SweepConfig
-from runner.limits import TEST, ServingClaim
+from runner.config.plan import Stream, window_tasks
+from runner.config.settings import SweepConfig
 from runner.models.stack import ClientStack
-from runner.plan import Stream, window_tasks
+from runner.providers.priority import TEST, ServingClaim
 from simulators.dataset import Dataset, load_dataset
 from simulators.model_api import ModelClient, Purpose
 from simulators.protocol import Task

@@ -18,8 +18,8 @@ from pathlib import Path
 from bench.harness import EngineRun, run_streams, wait_ms
 from bench.section import Row, Section
 from methods.registry import get_method_spec
-from runner.config import SweepConfig
-from runner.plan import plan_streams
+from runner.config.plan import plan_streams
+from runner.config.settings import SweepConfig
 from simulators.dataset import load_dataset
 from simulators.protocol import SCENARIOS
 

@@ -27,18 +27,18 @@ import anyio
 
 from bench.mock_server import mock_process
 from bench.section import Row, Section
-from runner.budget import Budget
-from runner.config import SweepConfig
+from runner.config.prices import Price
+from runner.config.settings import SweepConfig
+from runner.cost.budget import Budget
+from runner.cost.pricing import with_overrides
+from runner.display.progress import RunProgress
 from runner.journal import Batch, Journal, open_journal
-from runner.limits import SERVING, PriorityLimiter
 from runner.models.gate import Gate, GatedModel
 from runner.models.journaled import JournaledModel
 from runner.models.priced import PricedModel
 from runner.models.registry import ModelEntry, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
-from runner.prices_schema import Price
-from runner.pricing import with_overrides
-from runner.progress import RunProgress
+from runner.providers.priority import SERVING, PriorityLimiter
 from simulators.dataset import load_dataset
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Usage
 from simulators.protocol import AssistantTurn, Message, ToolCall

@@ -30,11 +30,11 @@ import anyio
 from bench.harness import EngineRun
 from bench.makespan import SCENARIOS, SHAPES, TURNS, Shape, run_workload, workload_streams
 from bench.section import Row, Section
-from runner.engine import Engine
-from runner.episode import EpisodeResult
+from runner.config.plan import Stream, Unit, serving_blocks, window_tasks
 from runner.journal import Batch
-from runner.limits import SERVING, TEST
-from runner.plan import Stream, Unit, serving_blocks, window_tasks
+from runner.providers.priority import SERVING, TEST
+from runner.schedule.engine import Engine
+from runner.schedule.episode import EpisodeResult
 from simulators.dataset import load_dataset
 from simulators.protocol import Task
 

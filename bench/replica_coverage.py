@@ -6,8 +6,8 @@ Each seed draws one stream of K replicas over S settings of F families x M tasks
 with a ~ N(0, sd_replica^2) (what one serving stream happened to teach: every task of a replica and
 setting moves with it), b ~ N(0, sd_family^2) (a decision rule easy or hard for everyone) and e ~ N(0,
 sd_task^2) (one episode's luck). The truth is 50 in every setting, so Avg H is 50. For each seed the
-two-level interval (`runner.evidence.replicated`: replicas, then families, t-widened) and the one-level
-interval the report gives a single serving stream (`runner.evidence.bootstrap`: families of the
+two-level interval (`runner.stats.replicated`: replicas, then families, t-widened) and the one-level
+interval the report gives a single serving stream (`runner.stats.bootstrap`: families of the
 replica-averaged tasks) are drawn with the report's own code at its level; the table is the share of
 seeds whose Avg H interval holds 50, per regime and K.
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, TaskValue, stream_draws
-from runner.evidence.replicated import ReplicaValue, replica_draws
+from runner.stats.bootstrap import DEFAULT_SPEC, BootstrapSpec, TaskValue, stream_draws
+from runner.stats.replicated import ReplicaValue, replica_draws
 
 __all__ = ["Regime", "REGIMES", "coverage", "main"]
 

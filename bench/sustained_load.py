@@ -36,12 +36,12 @@ import anyio
 from bench.machine import load_average
 from bench.mock_server import ASKED_DELAY, mock_process
 from bench.rounds import medians_by
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
+from runner.display.progress import RunProgress
 from runner.journal import Journal, open_journal
-from runner.limits import TEST
 from runner.models.registry import build_models, close_models, model_prices
 from runner.models.stack import ClientStack
-from runner.progress import RunProgress
+from runner.providers.priority import TEST
 from simulators.dataset import load_dataset
 from simulators.model_api import ModelRequest
 from simulators.protocol import Message

@@ -33,14 +33,14 @@ import orjson
 from bench.mock_cache import PrefixCache
 from bench.mock_provider import Call, MockUsage, Recorded, Reply, Response, serve_mock
 from methods.registry import get_method_spec
-from runner.config import SweepConfig
-from runner.estimate import full_counts, measure
+from runner.config.plan import plan_streams
+from runner.config.prices import Price
+from runner.config.settings import SweepConfig
+from runner.cost.estimate import full_counts, measure
+from runner.cost.pricing import default_prices
+from runner.cost.projection import ProjectedRow, project
 from runner.journal import read_only
-from runner.plan import plan_streams
-from runner.prices_schema import Price
-from runner.pricing import default_prices
-from runner.projection import ProjectedRow, project
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 from simulators.dataset import load_dataset
 from simulators.protocol import SCENARIOS, Message, ToolCall
 from simulators.registry import get_domain

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.harness import CallSpan
-from runner.limits import SERVING
+from runner.providers.priority import SERVING
 
 __all__ = ["SlotIdle", "forced_idle_bound", "slot_idle"]
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 import orjson
 
 from methods.base import MethodSetup, MethodSpec
+from runner.display.progress import RunProgress
 from runner.journal import Journal
 from runner.models.registry import ModelEntry
 from runner.models.stack import ClientStack
-from runner.progress import RunProgress
 from simulators.domain import Grade, Judge, PlannedCall, ToolExchange
 from simulators.errors import ToolError
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Usage

@@ -8,9 +8,9 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-from runner.episode import EpisodeResult, run_episode
 from runner.journal import Batch, open_journal
 from runner.models.scripted import ScriptedModel
+from runner.schedule.episode import EpisodeResult, run_episode
 from simulators.domain import Domain
 from simulators.protocol import Scenario, Task
 

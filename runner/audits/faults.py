@@ -32,8 +32,8 @@ from typing import Any
 import orjson
 
 from runner.audits.replay import Recorded, Replay, open_replay
-from runner.episode import EpisodeResult, run_episode
-from runner.limits import TEST
+from runner.providers.priority import TEST
+from runner.schedule.episode import EpisodeResult, run_episode
 from simulators.domain import AuditView, Domain, DomainWorld, Grade, Judge, PlannedCall, ToolExchange
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON, Scenario, ScenarioEnvironment, Task

@@ -28,9 +28,9 @@ from runner.audits.faults import calls_of, reproduces
 from runner.audits.rates import rate_of
 from runner.audits.replay import Recorded, Replay, open_replay
 from runner.audits.transforms import Transform, derived_task, load_transform
-from runner.episode import EpisodeResult, run_episode
-from runner.evidence.stats import clopper_pearson
-from runner.limits import TEST
+from runner.providers.priority import TEST
+from runner.schedule.episode import EpisodeResult, run_episode
+from runner.stats.stats import clopper_pearson
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON, Task
 from simulators.registry import get_domain

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from runner.evidence.stats import clopper_pearson
 from runner.journal import StoredEpisodeAudit
+from runner.stats.stats import clopper_pearson
 
 __all__ = ["AUDIT_METRICS", "Rate", "StreamAudits", "audit_rates", "rate_of"]
 

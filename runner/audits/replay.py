@@ -23,17 +23,17 @@ import anyio
 import orjson
 
 from methods.base import context_for
-from runner.budget import Budget, BudgetExhausted
-from runner.config import SweepConfig, config_from_json
-from runner.engine import Engine
-from runner.episode import EpisodeLimits
+from runner.common.version import code_version
+from runner.config.plan import Stream, plan_streams
+from runner.config.run_dataset import dataset_of_run
+from runner.config.settings import SweepConfig, config_from_json
+from runner.cost.budget import Budget, BudgetExhausted
+from runner.display.progress import RunProgress
 from runner.journal import AuditCaseRow, AuditRow, Batch, Journal, open_journal
 from runner.models.registry import ModelEntry, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
-from runner.plan import Stream, plan_streams
-from runner.progress import RunProgress
-from runner.run_dataset import dataset_of_run
-from runner.version import code_version
+from runner.schedule.engine import Engine
+from runner.schedule.episode import EpisodeLimits
 from simulators.dataset import Dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON, Task

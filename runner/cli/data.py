@@ -1,6 +1,6 @@
 """`data build|check|replay|fetch`: make, validate, replay and download datasets.
 
-The work lives in `simulators` (build, load, integrity) and `runner.data_commands` (replay, gold
+The work lives in `simulators` (build, load, integrity) and `runner.datasets.commands` (replay, gold
 checks, fetch); this module only parses and prints.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from runner.cli.parsing import Command
-from runner.paths import check_suite_target, write_suite
+from runner.schedule.paths import check_suite_target, write_suite
 
 __all__ = ["DATA_COMMANDS", "add_data_parser"]
 
@@ -46,7 +46,7 @@ def add_data_parser(commands: Any) -> None:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
-    from runner.data_commands import run_check_gold, run_fetch, run_replay
+    from runner.datasets.commands import run_check_gold, run_fetch, run_replay
 
     if args.data_command == "replay":
         return run_replay(args.dir, args.scenario, args.task, args.gold, args.actions, args.json)

@@ -1,7 +1,7 @@
 """The evidence commands: `compare`, `verify`, `gate`, `estimate` and `lock`.
 
 Each reads the journal only (`lock` reads and appends to a plan file); the work lives in
-`runner.evidence` and `runner.estimate`, which load numpy, so they are imported when a command runs.
+`runner.evidence` and `runner.cost.estimate`, which load numpy, so they are imported when a command runs.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 from runner.cli.parsing import Command, add_journal, journal_path, names, run_async
 from runner.cli.sweeps import add_result_flags, flag_overrides
-from runner.files import write_atomically
-from runner.optional import load_extra
+from runner.common.files import write_atomically
+from runner.common.optional import load_extra
 
 __all__ = ["EVIDENCE_COMMANDS", "add_evidence_parsers"]
 
@@ -56,7 +56,7 @@ def add_evidence_parsers(commands: Any) -> None:
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    from runner.estimate import estimate_command
+    from runner.cost.estimate import estimate_command
 
     print(run_async(estimate_command, journal_path(args), args.run_id, args.models, args.methods, args.scenarios,
                     args.json))

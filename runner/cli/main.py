@@ -23,7 +23,7 @@ from runner.cli.probe import PROBE_COMMANDS, add_probe_parser
 from runner.cli.results import RESULT_COMMANDS, add_result_parsers
 from runner.cli.sweeps import SWEEP_COMMANDS, add_sweep_parsers
 from runner.cli.workbench import WORKBENCH_COMMANDS, WorkbenchCommand, add_workbench_commands
-from runner.version import code_version
+from runner.common.version import code_version
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["build_parser", "main"]

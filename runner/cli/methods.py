@@ -32,7 +32,7 @@ def add_methods_parser(commands: Any) -> None:
 def _cmd_methods(args: argparse.Namespace) -> int:
     if args.methods_command == "check":
         return _cmd_check(args)
-    from runner.method_list import render_methods
+    from runner.cli.method_list import render_methods
 
     print(render_methods())
     return 0

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 
-from runner.config import allowed_range
-from runner.sweep import default_journal
+from runner.config.settings import allowed_range
+from runner.schedule.sweep import default_journal
 from simulators.errors import ShiftbenchInputError
 
 if TYPE_CHECKING:
-    from runner.config import SweepConfig
+    from runner.config.settings import SweepConfig
 
 __all__ = ["Command", "Parser", "add_journal", "journal_path", "names", "parse", "positive", "run_async", "within"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.cli.parsing import Command, positive, run_async
-from runner.config import SweepConfig, load_config_file
+from runner.config.settings import SweepConfig, load_config_file
 from runner.models.compat import CONTEXT_PROBE_TOKENS
 
 if TYPE_CHECKING:

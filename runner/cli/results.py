@@ -12,8 +12,8 @@ from typing import Any
 
 from runner.cli.parsing import Command, add_journal, journal_path, run_async
 from runner.cli.workbench import add_runs_rm, cmd_runs_rm
-from runner.files import write_atomically
-from runner.optional import load_extra
+from runner.common.files import write_atomically
+from runner.common.optional import load_extra
 
 __all__ = ["FAILED_SHOWN_PER_SETTING", "RESULT_COMMANDS", "add_result_parsers"]
 
@@ -43,7 +43,7 @@ def add_result_parsers(commands: Any) -> None:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from runner.runs import list_runs, render_runs_json, render_runs_text
+    from runner.views.runs import list_runs, render_runs_json, render_runs_text
 
     if args.runs_command == "rm":
         return cmd_runs_rm(args, journal_path(args), run_async)

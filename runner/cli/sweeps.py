@@ -15,7 +15,7 @@ from typing import Any
 
 from methods.registry import METHOD_REGISTRY
 from runner.cli.parsing import Command, add_journal, journal_path, names, positive, run_async, within
-from runner.config import SweepConfig, load_config_file
+from runner.config.settings import SweepConfig, load_config_file
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
@@ -127,7 +127,7 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from runner.sweep import start_sweep
+    from runner.schedule.sweep import start_sweep
 
     config = sweep_config(args)
     if args.shard is not None:
@@ -142,9 +142,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_shard(args: argparse.Namespace, config: SweepConfig) -> int:
+    from runner.schedule.sweep import DEFAULT_HOME
     from runner.shards.spec import parse_shard
     from runner.shards.start import start_shard
-    from runner.sweep import DEFAULT_HOME
 
     spec = parse_shard(args.shard, os.environ, config.shards)
     if args.journal is None and not config.journal:
@@ -157,7 +157,7 @@ def _run_shard(args: argparse.Namespace, config: SweepConfig) -> int:
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from runner.sweep import resume_sweep
+    from runner.schedule.sweep import resume_sweep
 
     journal = journal_path(args)
     outcome = run_async(resume_sweep, args.run_id, journal, args.display, print, args.budget, None,

@@ -13,9 +13,9 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
+from runner.common.optional import load_extra
 from runner.journal import EpisodeFilter
-from runner.optional import load_extra
+from runner.journal.housekeeping import journal_bytes, remove_run, vacuum_journal
 
 __all__ = ["WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm", "add_workbench_commands", "cmd_runs_rm"]
 
@@ -105,7 +105,7 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
     from runner.views.export import export_jsonl
 
-    # The folder is made by the export itself (runner.files.output_folder), and removed if the export fails.
+    # The folder is made by the export itself (runner.common.files.output_folder), and removed if the export fails.
     if args.format == "jsonl":
         target, count = run(export_jsonl, journal, args.run_id, args.out)
         print(f"Wrote {count} episodes to {target}")

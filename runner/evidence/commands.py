@@ -11,17 +11,17 @@ from pathlib import Path
 
 import orjson
 
-from runner.config import config_from_json
+from runner.config.plan import plan_streams
+from runner.config.run_dataset import dataset_of_run
+from runner.config.settings import config_from_json
+from runner.cost.pilot import full_task_count, project_cost
 from runner.evidence.compare import Comparison, compare_streams, render_comparison_json, render_comparison_text
 from runner.evidence.gate_run import gate_run, render_gate_json, render_gate_text
 from runner.evidence.gates import load_rules
-from runner.evidence.outcomes import Outcome, RunEvidence, parse_selector
 from runner.evidence.regrade import Regrade, regrade
 from runner.journal import Reader, RunRow, read_only
-from runner.pilot import full_task_count, project_cost
-from runner.plan import plan_streams
 from runner.report import build_report
-from runner.run_dataset import dataset_of_run
+from runner.stats.outcomes import Outcome, RunEvidence, parse_selector
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import Task
 from simulators.record import EpisodeRecord

@@ -19,12 +19,12 @@ from typing import Any
 
 import orjson
 
-from runner.evidence.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
-from runner.evidence.compare_replicas import ReplicaVerdict, paired_intervals, replica_verdict
-from runner.evidence.outcomes import MEASURES, MICRO, Outcome, StreamRef, TaskKey, by_task, task_values
-from runner.evidence.replicated import REPLICA_UNIT
-from runner.evidence.stats import median, relative_reduction, sign_test_p, win_tie_loss
 from runner.report import scenario_sort_key
+from runner.stats.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
+from runner.stats.compare_replicas import ReplicaVerdict, paired_intervals, replica_verdict
+from runner.stats.outcomes import MEASURES, MICRO, Outcome, StreamRef, TaskKey, by_task, task_values
+from runner.stats.replicated import REPLICA_UNIT
+from runner.stats.stats import median, relative_reduction, sign_test_p, win_tie_loss
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["Comparison", "MeasureDiff", "PairedFigure", "compare_streams", "p_value_text", "render_comparison_json",

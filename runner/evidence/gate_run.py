@@ -24,16 +24,6 @@ from typing import Any
 import orjson
 
 from runner.audits.rates import AUDIT_METRICS
-from runner.evidence.bootstrap import (
-    DEFAULT_SPEC,
-    BootstrapSpec,
-    Cell,
-    Interval,
-    StreamDraws,
-    paired_values,
-    stream_draws,
-)
-from runner.evidence.compare_replicas import paired_intervals
 from runner.evidence.gates import (
     EXIT_CODES,
     GateFile,
@@ -47,10 +37,20 @@ from runner.evidence.gates import (
     evaluate_rule,
     overall_verdict,
 )
-from runner.evidence.outcomes import MEASURES, Outcome, RunEvidence, by_task, task_values
-from runner.evidence.replicated import Intervals, stream_intervals
-from runner.evidence.stats import relative_reduction
 from runner.report import StreamReport
+from runner.stats.bootstrap import (
+    DEFAULT_SPEC,
+    BootstrapSpec,
+    Cell,
+    Interval,
+    StreamDraws,
+    paired_values,
+    stream_draws,
+)
+from runner.stats.compare_replicas import paired_intervals
+from runner.stats.outcomes import MEASURES, Outcome, RunEvidence, by_task, task_values
+from runner.stats.replicated import Intervals, stream_intervals
+from runner.stats.stats import relative_reduction
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["GateOutcome", "gate_run", "render_gate_json", "render_gate_text"]
@@ -121,7 +121,7 @@ def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamRepor
 
 
 def _mde(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport]) -> MetricValue:
-    """The stream's achieved MDE across its replicas (`runner.evidence.noise`); none with one replica."""
+    """The stream's achieved MDE across its replicas (`runner.stats.noise`); none with one replica."""
     where = f"rule {rule.label!r}"
     evidence.stream(rule.stream, where)
     if rule.metric not in ("mde.avg_h", "mde.avg_f"):

@@ -24,8 +24,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from runner.evidence.bootstrap import Interval
-from runner.toml_tables import Field, check_table, read_toml, refuse_unknown
+from runner.common.toml_tables import Field, check_table, read_toml, refuse_unknown
+from runner.stats.bootstrap import Interval
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["EXIT_CODES", "MEASURES", "GateFile", "MetricValue", "PilotDecision", "PilotRule", "Rule",

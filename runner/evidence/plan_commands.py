@@ -13,11 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runner.config import SweepConfig, load_config_file
+from runner.common.files import output_file
+from runner.common.version import code_version
+from runner.config.settings import SweepConfig, load_config_file
 from runner.evidence.plans import PLAN_TABLES, LockedPlan, amend_plan, differences, lock_plan, read_plan
-from runner.files import output_file
-from runner.sweep import resolve_dataset
-from runner.version import code_version
+from runner.schedule.sweep import resolve_dataset
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["follow_plan", "lock_command"]

@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from runner.config import RESULT_KEYS, SweepConfig, load_config_file
-from runner.files import write_atomically
-from runner.toml_tables import Field, check_table, read_toml
+from runner.common.files import write_atomically
+from runner.common.toml_tables import Field, check_table, read_toml
+from runner.config.settings import RESULT_KEYS, SweepConfig, load_config_file
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["LOCKED_KEYS", "TESTS", "Amendment", "LockedPlan", "amend_plan", "differences", "lock_plan",

@@ -1,7 +1,7 @@
 """`shiftbench power RUN_ID --stream M/METHOD --mde D [--power 0.8]`: size a sweep from a pilot's noise.
 
 Reads the pilot's replicated stream (`--replicas K`, K >= 2) from the journal, splits its between-replica
-variance (`runner.evidence.power`), and for test sets of the pilot's size, larger pilots and the full
+variance (`runner.stats.power`), and for test sets of the pilot's size, larger pilots and the full
 test set prints the replicas per stream that detect D points of Avg H (or Avg F) at the given power, the
 MDE that many achieve, and what that sweep of the stream would cost, projected from the pilot's own
 episodes exactly as `shiftbench estimate` projects (nothing is sent).
@@ -17,16 +17,16 @@ from pathlib import Path
 import orjson
 
 from methods.registry import get_method_spec
-from runner.cache_savings import run_price_table
-from runner.config import config_from_json
-from runner.estimate import measure, projection_rows
+from runner.config.plan import Stream, plan_streams
+from runner.config.run_dataset import dataset_of_run
+from runner.config.settings import config_from_json
+from runner.cost.cache_savings import run_price_table
+from runner.cost.estimate import measure, projection_rows
+from runner.cost.projection import Cell
 from runner.evidence.commands import load_evidence
-from runner.evidence.noise import mde
-from runner.evidence.power import SettingVariance, predicted_sd, replicas_needed, setting_variances
 from runner.journal import read_only
-from runner.plan import Stream, plan_streams
-from runner.projection import Cell
-from runner.run_dataset import dataset_of_run
+from runner.stats.noise import mde
+from runner.stats.power import SettingVariance, predicted_sd, replicas_needed, setting_variances
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["PowerRow", "power_command"]

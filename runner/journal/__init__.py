@@ -17,7 +17,9 @@ writers refused there with a line that says so, a damaged journal's line and wha
 (typed rows written and read, `CheckpointKey`, `Spend`), `batch` (`Batch` and its typed writers), `reader`
 (`Reader` and its named queries), `writer` (`Journal`: one writer task, group commit, urgent batches first,
 a shielded commit, a bad batch fails only its caller), `merge` (`write_merged`, `unit_results`: shard
-journals of one sweep copied into one new journal, `shiftbench journal merge`).
+journals of one sweep copied into one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm`
+and `journal vacuum`), `meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the
+model versions that served it, the sweep and shard it belongs to).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from runner.files import DiskFull, location_problem
+from runner.common.files import DiskFull, location_problem
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["DAMAGE", "JournalError", "JournalFull", "cannot_open", "damaged", "is_damage", "no_side_files_left",

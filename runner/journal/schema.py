@@ -16,7 +16,7 @@ from pathlib import Path
 import aiosqlite
 import anyio
 
-from runner.files import disk_full
+from runner.common.files import disk_full
 from runner.journal.media import (
     JournalError,
     JournalFull,

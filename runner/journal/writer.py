@@ -22,8 +22,8 @@ from typing import Any, Protocol
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from runner.errors import sole_error
-from runner.files import disk_full
+from runner.common.errors import sole_error
+from runner.common.files import disk_full
 from runner.journal.batch import Batch
 from runner.journal.media import JournalFull, told, wal_of
 from runner.journal.reader import Reader

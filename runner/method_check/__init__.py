@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from methods.spec import ResolvedMethod, absolute_spec, resolve_method
-from runner.config import SweepConfig
+from runner.config.plan import plan_streams
+from runner.config.settings import SweepConfig
 from runner.method_check.checks import CHECKS, CheckResult, context_check, freeze
 from runner.method_check.play import play
 from runner.models.registry import build_models, close_models
-from runner.plan import plan_streams
-from runner.sweep import resolve_dataset
+from runner.schedule.sweep import resolve_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.registry import get_domain
 

@@ -2,7 +2,7 @@
 with the method learning after each block; every record, context and model call kept, so each check
 replays the blocks on fresh instances without running an episode again.
 
-The method is built as a run builds it (`runner.stream_methods.method_setup`), its own model calls go
+The method is built as a run builds it (`runner.schedule.stream_methods.method_setup`), its own model calls go
 through a `MeteredClient` that counts calls and tokens per block, and the agent's calls are counted
 per episode, so the check can say what the method costs before a sweep pays for it.
 """
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from methods.base import Method, MethodSpec, context_for
-from runner.episode import run_episode
-from runner.plan import serving_blocks, window_tasks
-from runner.stream_methods import method_setup
+from runner.config.plan import serving_blocks, window_tasks
+from runner.schedule.episode import run_episode
+from runner.schedule.stream_methods import method_setup
 from simulators.domain import Domain
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 from simulators.protocol import Scenario, Task

@@ -1,0 +1,11 @@
+"""Model clients as a run uses them: built from names, and wrapped in the one stack every call passes.
+
+- `registry`: model names and sweep-file endpoints to clients (`build_models`), prices, pools.
+- `stack`: `ClientStack`, the per-call stack (journal > gate > price; its docstring says why in that
+  order): `journaled` (response cache and call rows), `gate` (priority limits), `priced` (the budget's
+  reservation), with `capped`, `seeded`, `scoped`, `watched` for max tokens, replica seeds, scopes and
+  calls in flight.
+- `scripted`: the offline agents; `probe`: the run's first tiny request; `compat`: `probe --full`.
+
+Arrows: models -> cost, config, display (progress), providers, journal, common.
+"""

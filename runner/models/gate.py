@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from runner.limits import CALL_PRIORITY, PriorityLimiter
-from runner.progress import RunProgress
+from runner.display.progress import RunProgress
+from runner.providers.priority import CALL_PRIORITY, PriorityLimiter
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 
 __all__ = ["Gate", "GatedModel"]

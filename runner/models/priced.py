@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from runner.budget import Budget, BudgetExhausted, Reservation
+from runner.config.prices import Price
+from runner.cost.budget import Budget, BudgetExhausted, Reservation
+from runner.cost.pricing import cost_usd, saved_usd, worst_case_usd
+from runner.display.progress import RunProgress
 from runner.models.watched import CURRENT_STREAM
-from runner.prices_schema import Price
-from runner.pricing import cost_usd, saved_usd, worst_case_usd
-from runner.progress import RunProgress
 from runner.providers.retry import BEFORE_RETRY
 from runner.providers.taxonomy import InfrastructureError
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage

@@ -24,12 +24,13 @@ from typing import Any
 
 import httpx
 
-from runner.config import SweepConfig
+from runner.common.toml_tables import suggestion
+from runner.config.endpoint_keys import check_endpoint_keys
+from runner.config.prices import Price
+from runner.config.settings import SweepConfig
+from runner.cost.pricing import price_of, unpriced, with_overrides
 from runner.models.capped import DEFAULT_MAX_TOKENS
-from runner.models.endpoint_keys import check_endpoint_keys
 from runner.models.scripted import ScriptedModel
-from runner.prices_schema import Price
-from runner.pricing import price_of, unpriced, with_overrides
 from runner.providers import (
     AnthropicClient,
     HttpSettings,
@@ -48,7 +49,6 @@ from runner.providers.ledger import RequestLedger
 from runner.providers.pool import Replica, Router
 from runner.providers.prompt_cache import StreamCadence
 from runner.providers.server_queue import ServerQueue
-from runner.toml_tables import suggestion
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 

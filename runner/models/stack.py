@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
-from runner.budget import Budget
+from runner.config.prices import Price
+from runner.cost.budget import Budget
+from runner.display.progress import RunProgress
 from runner.journal import Journal
-from runner.limits import PriorityLimiter, ServingClaim
 from runner.models.capped import CappedModel
 from runner.models.gate import Gate, GatedModel
 from runner.models.journaled import JournaledModel
@@ -25,8 +26,7 @@ from runner.models.registry import ModelEntry
 from runner.models.scoped import CacheScopedModel, cache_scope
 from runner.models.seeded import seeded
 from runner.models.watched import WatchedModel
-from runner.prices_schema import Price
-from runner.progress import RunProgress
+from runner.providers.priority import PriorityLimiter, ServingClaim
 from simulators.model_api import ModelClient, Purpose
 
 __all__ = ["ClientStack"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 
-from runner.progress import StreamProgress
+from runner.display.progress import StreamProgress
 from runner.providers.waits import WAIT_LISTENER, WaitReason
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose
 

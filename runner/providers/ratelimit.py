@@ -24,8 +24,8 @@ from typing import Literal
 
 import anyio
 
-from runner.limits import CALL_PRIORITY
 from runner.providers.headers import LimitReading, read_limits
+from runner.providers.priority import CALL_PRIORITY
 from runner.providers.waits import QUOTA, WaitReason, report_wait
 
 __all__ = ["Aimd", "Bucket", "Decision", "LimitState", "Permit", "RateLimiter", "RateLimits"]
@@ -183,7 +183,7 @@ class RateLimiter:
         self._state = LimitState(limits, clock())
         self._changed: anyio.Event | None = None  # made on first wait: clients may be built outside a loop
         self._waiting: dict[int, int] = {}
-        """Waiting calls by priority (runner.limits.CALL_PRIORITY; lower is more urgent)."""
+        """Waiting calls by priority (runner.providers.priority.CALL_PRIORITY; lower is more urgent)."""
 
     @property
     def state(self) -> LimitState:

@@ -19,14 +19,8 @@ from pathlib import Path
 import orjson
 
 from runner.audits.rates import StreamAudits, audit_rates
-from runner.cache_savings import CacheFigures, cache_by_stream, cache_total, run_price_table
-from runner.evidence.bootstrap import DEFAULT_SPEC, Interval, stream_draws
-from runner.evidence.noise import NOT_MEASURED, noise_floor, replica_count
-from runner.evidence.outcomes import Outcome, task_values
-from runner.evidence.provenance import provenance_extras
-from runner.evidence.repeats import repeat_summary
-from runner.evidence.replicated import REPLICA_UNIT, stream_intervals
-from runner.evidence.slices import slices
+from runner.config.method_provenance import accepted_meta_key, method_meta_key
+from runner.cost.cache_savings import CacheFigures, cache_by_stream, cache_total, run_price_table
 from runner.journal import (
     CacheUsage,
     CallUsage,
@@ -43,7 +37,7 @@ from runner.journal import (
     read_only,
 )
 from runner.journal.meta_keys import machine_meta_key, served_model_from_key, served_models_prefix
-from runner.method_provenance import accepted_meta_key, method_meta_key
+from runner.journal.sweep_record import SweepRecord, sweep_meta_key
 from runner.report.model import (
     ONE_FAMILY,
     ONE_FAMILY_EACH,
@@ -62,8 +56,14 @@ from runner.report.model import (
     scenario_domain,
     scenario_sort_key,
 )
+from runner.report.provenance import provenance_extras
 from runner.report.scores import task_rewards_digest
-from runner.shards.record import SweepRecord, sweep_meta_key
+from runner.stats.bootstrap import DEFAULT_SPEC, Interval, stream_draws
+from runner.stats.noise import NOT_MEASURED, noise_floor, replica_count
+from runner.stats.outcomes import Outcome, task_values
+from runner.stats.repeats import repeat_summary
+from runner.stats.replicated import REPLICA_UNIT, stream_intervals
+from runner.stats.slices import slices
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["build_report"]
@@ -211,8 +211,8 @@ def _outcomes(rows: list[TestOutcome]) -> dict[StreamKey, list[Outcome]]:
 
 
 def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamReport:
-    """The stream with its bootstrap intervals (families, `runner.evidence.bootstrap`; with replicas, replicas
-    then families, `runner.evidence.replicated`), its noise floor across replicas, and slices."""
+    """The stream with its bootstrap intervals (families, `runner.stats.bootstrap`; with replicas, replicas
+    then families, `runner.stats.replicated`), its noise floor across replicas, and slices."""
     if not outcomes:
         return stream
     families = stream_draws(task_values(outcomes), DEFAULT_SPEC)

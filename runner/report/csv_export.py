@@ -6,7 +6,7 @@ import csv
 import io
 from collections.abc import Sequence
 
-from runner.cache_savings import CacheFigures
+from runner.cost.cache_savings import CacheFigures
 from runner.report.model import PURPOSES, Pair, Report, StreamReport, scenario_sort_key
 
 __all__ = ["render_csv", "render_window_csv"]

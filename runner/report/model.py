@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.audits.rates import StreamAudits
-from runner.cache_savings import CacheFigures
-from runner.evidence.noise import NoiseFloor
-from runner.evidence.repeats import RepeatSummary
-from runner.evidence.slices import SliceRow
+from runner.cost.cache_savings import CacheFigures
 from runner.journal import StreamRetries
-from runner.shards.record import SweepRecord
+from runner.journal.sweep_record import SweepRecord
+from runner.stats.noise import NoiseFloor
+from runner.stats.repeats import RepeatSummary
+from runner.stats.slices import SliceRow
 
 __all__ = ["DOMAIN_ORDER", "ONE_FAMILY", "ONE_FAMILY_EACH", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair",
            "Provenance", "ReplicaUse", "Report", "RetryCounts", "Setting", "StreamKey", "StreamReport", "WindowScore",
@@ -108,7 +108,7 @@ class StreamReport:
     repeats: RepeatSummary | None = None
     """With `--repeats K`: Avg H / Avg F per repeat, their spread, pass^k (scores above average the repeats)."""
     slices: dict[str, list[SliceRow]] = field(default_factory=dict)
-    """Descriptive only (`runner.evidence.slices`): by tool calls, turns, family, window, category."""
+    """Descriptive only (`runner.stats.slices`): by tool calls, turns, family, window, category."""
     unfinished_input_tokens: int = 0
     unfinished_output_tokens: int = 0
     unfinished_cost_usd: float = 0.0
@@ -122,11 +122,11 @@ class StreamReport:
     audits: StreamAudits | None = None
     """State audits and unsafe writes over the stream's retail and banking episodes (None: none audited)."""
     cache: CacheFigures = field(default_factory=CacheFigures)
-    """Prompt caching over every call the stream sent: hit rate, writes, spend saved (`runner.cache_savings`)."""
+    """Prompt caching over every call the stream sent: hit rate, writes, spend saved (`runner.cost.cache_savings`)."""
     stream_replicas: int = 1
     """Replicas of the stream (`--replicas K`) with finished test tasks (not endpoint pool replicas)."""
     noise: NoiseFloor | None = None
-    """With two or more replicas: the spread between them, flip rates, the MDE (`runner.evidence.noise`)."""
+    """With two or more replicas: the spread between them, flip rates, the MDE (`runner.stats.noise`)."""
     noise_note: str = ""
     """With one replica: that the noise across serving streams is not measured."""
 
@@ -141,18 +141,18 @@ class Provenance:
     dataset_fingerprint: str
     code_version: str
     models: dict[str, Any] = field(default_factory=dict)
-    """Each model with the prices its calls were charged (`runner.evidence.provenance`)."""
+    """Each model with the prices its calls were charged (`runner.report.provenance`)."""
     machine: dict[str, Any] | None = None
     """The machine the run started on (None for runs journaled before it was recorded)."""
     plan: dict[str, Any] | None = None
     """The locked plan the run followed (`run --plan`): its hashes and amendments."""
     methods: dict[str, Any] = field(default_factory=dict)
     """Each method as the run began: origin (registry, module, file, entry_point, adapter), target,
-    options, block size, source sha256, distribution (`runner.method_provenance`); {} for older runs."""
+    options, block size, source sha256, distribution (`runner.config.method_provenance`); {} for older runs."""
     method_changes: list[dict[str, Any]] = field(default_factory=list)
     """Method source changes a resume accepted (`resume --accept-method-change`), oldest first."""
     report_code_version: str = ""
-    """The code that computed this report (`runner.version`); `code_version` is the run's, as it stored it."""
+    """The code that computed this report (`runner.common.version`); `code_version` is the run's, as it stored it."""
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ instead (`noise_lines`), saying that the noise across serving streams is not mea
 
 from __future__ import annotations
 
-from runner.evidence.noise import Spread
 from runner.report.model import Report
 from runner.report.sections import Table, format_score, percent
+from runner.stats.noise import Spread
 
 __all__ = ["noise_lines", "noise_sections"]
 

@@ -11,7 +11,7 @@ and merged give the same `scores_seal`. Anyone can recompute it from the report'
     dataset_fingerprint, "bootstrap": bootstrap, "task_rewards_sha256": task_rewards_sha256,
     "streams": [{field: stream[field] for field in SCORE_FIELDS} for stream in streams]}))
 
-with `canonical` as in `runner.evidence.seal` (sorted keys, orjson's shortest float repr).
+with `canonical` as in `runner.stats.seal` (sorted keys, orjson's shortest float repr).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 
 import orjson
 
-from runner.evidence.seal import canonical
 from runner.journal import TestOutcome
 from runner.report.model import Report
+from runner.stats.seal import canonical
 
 __all__ = ["SCORE_FIELDS", "scores_section", "scores_seal", "task_rewards_digest"]
 

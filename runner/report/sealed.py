@@ -1,5 +1,5 @@
 """The report as sealed JSON: every field of the model, with a `sha256` over its canonical content
-(`runner.evidence.seal`), so a published number can be checked against the run it came from. Inside it,
+(`runner.stats.seal`), so a published number can be checked against the run it came from. Inside it,
 `scores_seal` seals the scores alone (`runner.report.scores`): the same for the same results, whichever
 run, process or machine journaled them; the outer `sha256` covers it too."""
 
@@ -9,14 +9,14 @@ from dataclasses import asdict
 
 import orjson
 
-from runner.evidence.seal import seal
 from runner.report.model import Report
 from runner.report.scores import scores_seal
+from runner.stats.seal import seal
 
 __all__ = ["render_json"]
 
 
 def render_json(report: Report) -> str:
-    """The report sealed: a `sha256` over its canonical content (`runner.evidence.seal`)."""
+    """The report sealed: a `sha256` over its canonical content (`runner.stats.seal`)."""
     return orjson.dumps(seal({**asdict(report), "scores_seal": scores_seal(report)}),
                         option=orjson.OPT_INDENT_2).decode()

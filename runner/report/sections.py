@@ -6,7 +6,7 @@ Each section is a title, a table and its column alignment; numbers are formatted
 from __future__ import annotations
 
 from runner.audits.rates import Rate
-from runner.cache_savings import CacheFigures
+from runner.cost.cache_savings import CacheFigures
 from runner.report.model import Costs, Pair, Report, StreamReport
 
 __all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "Table", "audit_table",

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runner.cache_savings import CacheFigures
-from runner.method_provenance import method_lines
-from runner.money import usd
+from runner.common.money import usd
+from runner.common.tables import text_table
+from runner.config.method_provenance import method_lines
+from runner.cost.cache_savings import CacheFigures
 from runner.report.model import Report
 from runner.report.noise_tables import noise_lines, noise_sections
 from runner.report.scores import scores_seal
 from runner.report.sections import Table, format_score, percent, report_sections
-from runner.tables import text_table
 
 __all__ = ["cache_summary", "render_markdown", "render_text", "sweep_lines"]
 

@@ -10,9 +10,9 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.common.liveness import process_alive
 from runner.journal import STOPPING, Reader, RunRow, read_only
-from runner.liveness import process_alive
-from runner.shards.record import SHARD_PREFIX, SWEEP_PREFIX, ShardRecord
+from runner.journal.sweep_record import SHARD_PREFIX, SWEEP_PREFIX, ShardRecord
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["ShardInput", "read_inputs"]

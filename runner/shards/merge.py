@@ -23,12 +23,12 @@ from pathlib import Path
 import anyio
 import orjson
 
-from runner.files import creating, location_problem
+from runner.common.files import creating, location_problem
 from runner.journal import RunRow
 from runner.journal.media import no_side_files_left
 from runner.journal.merge import MergeSource, unit_results, write_merged
+from runner.journal.sweep_record import MergedShard, MissingShard, SweepRecord, sweep_meta_key
 from runner.shards.inputs import ShardInput, read_inputs
-from runner.shards.record import MergedShard, MissingShard, SweepRecord, sweep_meta_key
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["MergeOutcome", "merge_shards"]
@@ -203,7 +203,7 @@ def _meta(shards: list[ShardInput], sweep: SweepRecord) -> dict[str, str]:
 
 
 def _write(out: Path, run: RunRow, sources: list[MergeSource], order: list[str], meta: dict[str, str]) -> None:
-    """Written beside OUT and linked into place when whole (`runner.files.creating`): a full disk or a
+    """Written beside OUT and linked into place when whole (`runner.common.files.creating`): a full disk or a
     failure midway leaves no OUT and no temporary file."""
     with creating(out, "journal merge") as temporary:
         write_merged(temporary, run, sources, order, meta)

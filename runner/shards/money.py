@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from runner.common.tables import text_table
 from runner.shards.split import Split
-from runner.tables import text_table
 
 __all__ = ["render_split", "shard_caps"]
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import orjson
 
-from runner.plan import Stream
-from runner.prices_schema import Price
-from runner.pricing import cost_usd
+from runner.config.plan import Stream
+from runner.config.prices import Price
+from runner.cost.pricing import cost_usd
 from simulators.model_api import Usage
 from simulators.protocol import Scenario, Task
 

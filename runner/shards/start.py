@@ -18,18 +18,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runner.config import SweepConfig, config_hash
-from runner.fit import check_oracle_readable, scenarios_present
+from runner.common.version import code_version
+from runner.config.fit import check_oracle_readable, scenarios_present
+from runner.config.plan import RunPart, Stream
+from runner.config.settings import SweepConfig, config_hash
 from runner.journal import RunRow, read_only
+from runner.journal.sweep_record import ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
 from runner.models.registry import build_models, close_models, model_prices
-from runner.paths import check_journal_target
-from runner.plan import RunPart, Stream
+from runner.schedule.paths import check_journal_target
+from runner.schedule.sweep import RunOutcome, plan_sweep, resolve_dataset, resume_sweep, start_sweep, suite_root
 from runner.shards.money import render_split, shard_caps
-from runner.shards.record import ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
 from runner.shards.spec import ShardSpec
 from runner.shards.split import Split, split_cells, streams_work
-from runner.sweep import RunOutcome, plan_sweep, resolve_dataset, resume_sweep, start_sweep, suite_root
-from runner.version import code_version
 from simulators.dataset import Dataset
 from simulators.errors import ShiftbenchInputError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from runner.evidence.compare import Comparison, PairedFigure, p_value_text
-from runner.evidence.outcomes import RunEvidence
+from runner.stats.outcomes import RunEvidence
 from runner.views.charts import DiffRow, difference_svg
 from runner.views.html_page import facts, figure, page, score, section, table
 

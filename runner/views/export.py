@@ -1,7 +1,7 @@
 """`shiftbench export RUN_ID --format jsonl --out DIR`: every finished episode of a run, one JSON line each.
 
 Read one stream at a time, so a full sweep (tens of thousands of episodes) never sits in memory at
-once, and written through `runner.files.output_folder`: staged, renamed into place at the end, so an
+once, and written through `runner.common.files.output_folder`: staged, renamed into place at the end, so an
 interrupted or failed export (a full disk, a damaged journal) leaves no half file and no folder it made.
 The Inspect format lives in `runner.views.inspect_export` (the `inspect` extra).
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from runner.files import output_folder
+from runner.common.files import output_folder
 from runner.journal import EpisodeFilter, Reader, StreamOfRun, read_only
 from runner.views.episodes import require_run, transcript_of
 from runner.views.transcript import Transcript, transcript_data

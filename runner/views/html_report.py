@@ -13,8 +13,8 @@ import time
 from collections.abc import Mapping
 from html import escape
 
-from runner.cache_savings import CacheFigures
-from runner.method_provenance import method_lines
+from runner.config.method_provenance import method_lines
+from runner.cost.cache_savings import CacheFigures
 from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
 from runner.report.model import Pair
 from runner.report.scores import scores_seal

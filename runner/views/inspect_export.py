@@ -30,9 +30,9 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool,
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall
 
-from runner.files import output_folder
+from runner.common.files import output_folder
+from runner.config.plan import replica_label
 from runner.journal import RunRow, read_only
-from runner.plan import replica_label
 from runner.views.episodes import require_run
 from runner.views.export import stream_transcripts
 from runner.views.transcript import Transcript, json_text

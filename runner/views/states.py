@@ -21,10 +21,10 @@ from typing import Any
 import orjson
 
 from methods.base import MethodSpec
-from runner.config import config_from_json
+from runner.config.methods import resolve_methods
+from runner.config.run_dataset import dataset_of_run
+from runner.config.settings import config_from_json
 from runner.journal import CheckpointKey, Reader, RunRow, StreamOfRun, UnitOfRun, read_only
-from runner.method_config import resolve_methods
-from runner.run_dataset import dataset_of_run
 from runner.views.episodes import require_run, split_stream
 from simulators.errors import ShiftbenchInputError
 

@@ -49,8 +49,8 @@ async def test_sweep_cost_mock_agent_takes_the_scripted_models_turns_in_both_dia
     import sqlite3
 
     from bench.sweep_cost import pilot_run
-    from runner.config import SweepConfig
-    from runner.sweep import start_sweep
+    from runner.config.settings import SweepConfig
+    from runner.schedule.sweep import start_sweep
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback-test-key")
     scenarios = ("retail_l1", "banking_l1", "pitch_l1")

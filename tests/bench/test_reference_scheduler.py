@@ -15,9 +15,9 @@ import anyio.lowlevel
 from bench.harness import run_streams
 from bench.makespan import SCENARIOS, Shape, workload_streams
 from bench.reference import ReferenceScheduler
-from runner.config import SweepConfig
+from runner.config.plan import Stream, serving_blocks, window_tasks
+from runner.config.settings import SweepConfig
 from runner.models.stack import ClientStack
-from runner.plan import Stream, serving_blocks, window_tasks
 from simulators.dataset import load_dataset
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose
 

@@ -6,7 +6,7 @@ import pytest
 
 from bench.harness import CallSpan
 from bench.timeline import forced_idle_bound, slot_idle
-from runner.limits import SERVING, TEST
+from runner.providers.priority import SERVING, TEST
 
 
 def test_idle_is_split_at_the_first_test_call_and_the_last_serving_call() -> None:

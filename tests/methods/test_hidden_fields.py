@@ -15,12 +15,12 @@ import pytest
 
 from methods.base import Method, MethodSetup, MethodSpec
 from methods.registry import METHOD_REGISTRY, get_method_spec
-from runner.config import SweepConfig
-from runner.engine import Engine, stream_progress
+from runner.config.plan import Stream
+from runner.config.settings import SweepConfig
+from runner.display.progress import RunProgress
 from runner.journal import open_journal
-from runner.plan import Stream
-from runner.progress import RunProgress
-from runner.sweep import create_run
+from runner.schedule.engine import Engine, stream_progress
+from runner.schedule.sweep import create_run
 from simulators.dataset import Dataset
 from simulators.domain import Domain
 from simulators.model_api import ModelRequest

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from methods.slb.record import EpisodeResult
 from methods.spec import resolve_method
-from runner.engine import Engine, stream_progress
+from runner.config.plan import Stream
+from runner.display.progress import RunProgress
 from runner.journal import Journal, open_journal
 from runner.models.registry import ModelEntry
 from runner.models.stack import ClientStack
-from runner.plan import Stream
-from runner.progress import RunProgress
-from runner.sweep import create_run
+from runner.schedule.engine import Engine, stream_progress
+from runner.schedule.sweep import create_run
 from simulators.dataset import Dataset
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn, Scenario, TaskView
@@ -71,7 +71,7 @@ async def run_stream(path: Path, scenario: Scenario, spec_text: str, model: Scri
 
 
 def _config():  # type: ignore[no-untyped-def]
-    from runner.config import SweepConfig
+    from runner.config.settings import SweepConfig
     return SweepConfig(models=("script",), methods=("blind",), scenarios=("toy_l1",))
 
 

@@ -13,7 +13,7 @@ trace's observation is empty (a turn with no call, an accepted finish); argument
 from __future__ import annotations
 
 from methods.slb.record import EpisodeResult, episode_result, reference_record
-from runner.episode import NO_CALL_MESSAGE
+from runner.schedule.episode import NO_CALL_MESSAGE
 from simulators.protocol import TaskView
 from simulators.record import EpisodeRecord, Step
 

@@ -10,8 +10,8 @@ import pytest
 from methods.base import MethodSetup
 from methods.registry import METHOD_REGISTRY
 from methods.tabular import HEADER, TABULAR, TabularMethod
-from runner.episode import run_episode
 from runner.models.scripted import ScriptedModel
+from runner.schedule.episode import run_episode
 from simulators.policy_block import parse_policy_blocks
 from simulators.registry import get_domain
 from simulators.suite import generate_scenarios

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-import runner.budget
-from runner.budget import Budget, BudgetExhausted
+import runner.cost.budget
+from runner.cost.budget import Budget, BudgetExhausted
 
 
 def test_public_api() -> None:
-    assert runner.budget.__all__ == ["Budget", "BudgetExhausted", "Reservation"]
+    assert runner.cost.budget.__all__ == ["Budget", "BudgetExhausted", "Reservation"]
 
 
 def test_a_reservation_that_would_pass_the_cap_is_refused() -> None:

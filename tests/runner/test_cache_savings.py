@@ -14,17 +14,17 @@ import pytest
 
 from bench.mock_cache import Billed, PrefixCache
 from bench.mock_provider import serve_mock, tool_loop
-from runner.config import SweepConfig
-from runner.display import status_line
+from runner.config.prices import Price
+from runner.config.settings import SweepConfig
+from runner.cost.pricing import saved_usd
+from runner.display.live import status_line
+from runner.display.progress import RunProgress, StreamProgress
 from runner.models.priced import PricedModel
 from runner.models.watched import WatchedModel
-from runner.prices_schema import Price
-from runner.pricing import saved_usd
-from runner.progress import RunProgress, StreamProgress
 from runner.report import build_report, render_csv, render_json, render_text
-from runner.runs import list_runs, render_runs_text
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 from runner.views.html_report import render_html
+from runner.views.runs import list_runs, render_runs_text
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import AssistantTurn
 
@@ -118,7 +118,7 @@ async def test_dashboard_counts_cache_figures_on_the_stream_whose_call_it_is() -
 
 
 def test_one_hour_writes_are_saved_against_at_their_own_rate_or_the_five_minute_one() -> None:
-    from runner.cache_savings import cache_by_stream, cache_total
+    from runner.cost.cache_savings import cache_by_stream, cache_total
     from runner.journal import CacheUsage
 
     row = CacheUsage("m", "blind", "m", input_tokens=10_000, cached_input_tokens=6_000, cache_write_tokens=2_000,

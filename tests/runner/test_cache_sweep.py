@@ -11,8 +11,8 @@ import pytest
 
 from bench.mock_cache import PrefixCache
 from bench.mock_provider import serve_mock, tool_loop
-from runner.config import SweepConfig
-from runner.sweep import start_sweep
+from runner.config.settings import SweepConfig
+from runner.schedule.sweep import start_sweep
 from tests.support import quiet
 
 PRICE = {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0, "cache_write_1h": 6.0}

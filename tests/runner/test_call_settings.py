@@ -15,7 +15,7 @@ import pytest
 
 from bench.mock_provider import Recorded, Reply, Response, serve_mock, tool_loop
 from runner.cli import main
-from runner.config import SweepConfig, config_from_json, config_hash
+from runner.config.settings import SweepConfig, config_from_json, config_hash
 from runner.models.registry import build_models, close_models
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelRequest

@@ -10,12 +10,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-NOT_ON_THE_START_PATH = ("numpy", "runner.report", "runner.evidence.commands", "runner.evidence.bootstrap",
-                         "runner.views.show", "runner.views.episodes", "runner.data_commands", "runner.runs")
+NOT_ON_THE_START_PATH = ("numpy", "runner.report", "runner.evidence.commands", "runner.stats.bootstrap",
+                         "runner.views.show", "runner.views.episodes", "runner.datasets.commands", "runner.views.runs")
 
 
 def test_run_and_resume_start_without_other_commands_modules() -> None:
-    code = ("import sys, runner.cli, runner.sweep; "
+    code = ("import sys, runner.cli, runner.schedule.sweep; "
             f"print(' '.join(m for m in {NOT_ON_THE_START_PATH!r} if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert loaded == []

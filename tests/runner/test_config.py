@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import SweepConfig, config_from_json, config_hash, load_config_file
+from runner.config.settings import SweepConfig, config_from_json, config_hash, load_config_file
 from simulators.errors import ShiftbenchInputError
 
 

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 import runner
-from runner.display import (
+from runner.display.live import (
     RICH_MIN_INTERVAL_S,
     NullDisplay,
     PlainDisplay,
@@ -20,11 +20,11 @@ from runner.display import (
     running_scores,
     stream_state,
 )
-from runner.engine import StopControl
-from runner.progress import RunProgress, StreamProgress
+from runner.display.progress import RunProgress, StreamProgress
 from runner.providers import RateLimiter
 from runner.providers.breaker import CircuitBreaker
 from runner.providers.pool import Replica, Router
+from runner.schedule.engine import StopControl
 from simulators.errors import ShiftbenchInputError
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -218,8 +218,8 @@ def test_rich_is_imported_only_by_the_display_and_view_layer() -> None:
     root = Path(runner.__file__).parent
     importers = [path.relative_to(root).as_posix() for path in root.rglob("*.py")
                  if re.search(r"^\s*(from|import)\s+rich\b", path.read_text(), re.MULTILINE)]
-    assert [name for name in importers if name != "display.py" and not name.startswith("views/")] == []
-    assert "display.py" in importers
+    assert [name for name in importers if name != "display/live.py" and not name.startswith("views/")] == []
+    assert "display/live.py" in importers
 
 
 def test_a_stream_tells_stuck_from_slow_and_shows_a_stop_at_once() -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from bench.mock_provider import MockProvider, Reply, serve_mock, tool_loop
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import read_only
 from runner.report import build_report, render_text
-from runner.runs import list_runs, render_runs_text
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
+from runner.views.runs import list_runs, render_runs_text
 from tests.support import episode_rewards, quiet
 
 DIES_AFTER = 12

@@ -9,14 +9,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from runner.config import SweepConfig
-from runner.engine import TEST_EPISODES_IN_FLIGHT, Engine, stream_progress
+from runner.config.plan import Stream
+from runner.config.settings import SweepConfig
+from runner.display.progress import RunProgress
 from runner.journal import Journal, open_journal
-from runner.limits import SERVING, TEST, ServingClaim
 from runner.models.stack import ClientStack
-from runner.plan import Stream
-from runner.progress import RunProgress
-from runner.sweep import create_run
+from runner.providers.priority import SERVING, TEST, ServingClaim
+from runner.schedule.engine import TEST_EPISODES_IN_FLIGHT, Engine, stream_progress
+from runner.schedule.sweep import create_run
 from simulators.dataset import Dataset
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn, Scenario

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.episode import EpisodeLimits, run_episode
+from runner.schedule.episode import EpisodeLimits, run_episode
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn
 from simulators.session import MAX_TOOL_CALLS

@@ -13,10 +13,10 @@ import pytest
 from bench.mock_cache import Billed, PrefixCache
 from bench.mock_provider import serve_mock, tool_loop
 from runner.cli import main
-from runner.config import SweepConfig
-from runner.pricing import default_prices
+from runner.config.settings import SweepConfig
+from runner.cost.pricing import default_prices
 from runner.report import build_report
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 
 PRICE = {"input": 3.0, "cached_input": 0.30, "cache_write": 3.75, "output": 15.0}
 MODEL = "mock-claude"

@@ -14,7 +14,7 @@ import runner.models.registry
 from bench.mock_provider import Failure, Recorded, Responder, Response, serve_mock, tool_loop
 from runner.cli.sweeps import EXIT_BY_STATUS
 from runner.providers import RetryPolicy
-from runner.sweep import resume_sweep, start_sweep
+from runner.schedule.sweep import resume_sweep, start_sweep
 from tests.runner.test_paid_sweep import KEY, PRICE, config_for
 from tests.support import quiet
 

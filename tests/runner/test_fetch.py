@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import official
 from runner.cli import main
+from runner.datasets import official
 from simulators.dataset import fingerprint
 
 OFFICIAL = Path(__file__).resolve().parents[1] / "fixtures" / "official"

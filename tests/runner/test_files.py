@@ -1,4 +1,4 @@
-"""Outputs go to a regular file or a new path only, whole or not at all (runner/files.py), checked on
+"""Outputs go to a regular file or a new path only, whole or not at all (runner/common/files.py), checked on
 real file-system objects: folders, device nodes, FIFOs, sockets, links, a read-only bind mount and a
 tmpfs that fills up."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.files import output_folder, replacing, write_atomically
+from runner.common.files import output_folder, replacing, write_atomically
 from simulators.errors import ShiftbenchInputError
 from tests.media import fifo, fill, read_only_view, small_disk, snapshot
 from tests.media import hazards as media_hazards

@@ -64,7 +64,7 @@ def test_a_sweep_file_is_checked_whole(text: str, table: str, expected: str, her
 def test_real_table_fields_of_extra_body_are_not_taken_for_scopes(here: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """OpenRouter's `provider` and `usage` are request fields that hold tables: sent, not refused."""
-    from runner.config import load_config_file
+    from runner.config.settings import load_config_file
     from runner.models.registry import build_models
 
     sweep = here / "sweep.toml"

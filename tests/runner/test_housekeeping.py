@@ -12,10 +12,10 @@ import pytest
 
 from bench.mock_provider import serve_mock
 from runner.cli import main
-from runner.config import SweepConfig
-from runner.housekeeping import journal_bytes, remove_run, vacuum_journal
-from runner.runs import list_runs, render_runs_text
-from runner.sweep import resume_sweep, start_sweep
+from runner.config.settings import SweepConfig
+from runner.journal.housekeeping import journal_bytes, remove_run, vacuum_journal
+from runner.schedule.sweep import resume_sweep, start_sweep
+from runner.views.runs import list_runs, render_runs_text
 from simulators.errors import ShiftbenchInputError
 from tests.runner.test_paid_sweep import KEY, PricedReplies, config_for
 from tests.support import episode_rewards, quiet

@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import SCHEMA_VERSION
 from runner.report import build_report, render_text
-from runner.sweep import resume_sweep, start_sweep
+from runner.schedule.sweep import resume_sweep, start_sweep
 from tests.support import episode_rewards, quiet
 
 

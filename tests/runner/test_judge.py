@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from runner.config.plan import Stream
+from runner.display.progress import RunProgress
 from runner.journal import open_journal
-from runner.judge import LLMJudge, judge_factory
-from runner.limits import SERVING, TEST
 from runner.models.stack import ClientStack
-from runner.plan import Stream
-from runner.progress import RunProgress
+from runner.providers.priority import SERVING, TEST
 from runner.providers.taxonomy import ProviderError
+from runner.schedule.judge import LLMJudge, judge_factory
 from simulators.domain import JudgeItem, JudgeRequest
 from simulators.model_api import ModelClient, ModelRequest, Purpose
 from simulators.protocol import AssistantTurn

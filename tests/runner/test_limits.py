@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from runner.limits import SERVING, TEST, PriorityLimiter, ServingClaim
+from runner.providers.priority import SERVING, TEST, PriorityLimiter, ServingClaim
 
 
 async def test_capacity_is_never_exceeded_and_serving_goes_first() -> None:

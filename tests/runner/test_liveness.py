@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from runner.journal import Batch, open_journal
-from runner.runs import list_runs
-from runner.sweep import resume_sweep
+from runner.schedule.sweep import resume_sweep
+from runner.views.runs import list_runs
 from simulators.errors import ShiftbenchInputError
 
 

@@ -9,12 +9,12 @@ import pytest
 
 from bench.mock_provider import Failure, Reply, serve_mock
 from bench.mock_quirks import MODES, Quirks, with_quirks
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import Batch, EpisodeFilter, open_journal, read_only
 from runner.report import build_report, render_text
-from runner.runs import list_runs, render_runs_text
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 from runner.views.html_report import render_html
+from runner.views.runs import list_runs, render_runs_text
 from tests.support import quiet
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}

@@ -16,11 +16,11 @@ import pytest
 
 from methods.base import context_for
 from runner.cli import main
-from runner.config import config_from_json
-from runner.engine import Engine
+from runner.config.settings import config_from_json
+from runner.display.progress import RunProgress
 from runner.journal import open_journal
-from runner.progress import RunProgress
-from runner.sweep import plan_sweep
+from runner.schedule.engine import Engine
+from runner.schedule.sweep import plan_sweep
 from simulators.dataset import load_dataset
 from tests.fakes import offline_clients
 from tests.methods.test_method_specs import NOTES_FILE, installed_example

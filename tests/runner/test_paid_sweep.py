@@ -11,11 +11,11 @@ import anyio
 import pytest
 
 from bench.mock_provider import MockUsage, Recorded, Reply, Response, serve_mock, tool_loop
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import JournalError
 from runner.report import build_report, render_json, render_text
-from runner.runs import list_runs
-from runner.sweep import resume_sweep, start_sweep
+from runner.schedule.sweep import resume_sweep, start_sweep
+from runner.views.runs import list_runs
 from tests.support import episode_rewards, quiet
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
@@ -210,9 +210,9 @@ def test_probe_of_an_unreachable_model_is_one_clear_error(capsys: pytest.Capture
 async def test_a_resumed_dashboard_shows_each_streams_whole_run_spend_and_cache_figures(
         built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stopped by its cap, resumed: each stream's row starts from what the run spent and sent before."""
-    import runner.sweep
-    from runner.display import make_display
-    from runner.progress import RunProgress
+    import runner.schedule.sweep
+    from runner.display.live import make_display
+    from runner.display.progress import RunProgress
 
     shown: list[RunProgress] = []
 
@@ -220,7 +220,7 @@ async def test_a_resumed_dashboard_shows_each_streams_whole_run_spend_and_cache_
         shown.append(progress)
         return make_display(kind, progress)
 
-    monkeypatch.setattr(runner.sweep, "make_display", watching)
+    monkeypatch.setattr(runner.schedule.sweep, "make_display", watching)
     journal = tmp_path / "j.sqlite"
     async with serve_mock(PricedReplies(output_tokens=4_000)) as mock:
         free = await start_sweep(config_for(mock.base_url, built_suite), tmp_path / "free.sqlite", "none", quiet)

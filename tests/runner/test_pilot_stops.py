@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.mock_provider import serve_mock
-from runner.config import SweepConfig
-from runner.money import usd
-from runner.sweep import start_sweep
+from runner.common.money import usd
+from runner.config.settings import SweepConfig
+from runner.schedule.sweep import start_sweep
 
 PRICE = {"input": 0.1, "cached_input": 0.05, "cache_write": 0.1, "output": 0.2}
 

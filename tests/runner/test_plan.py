@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from runner.plan import plan_streams, serving_blocks
+from runner.config.plan import plan_streams, serving_blocks
 from tests.fakes import toy_scenario
 
 

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 import runner.models.priced
 from bench.mock_provider import Failure as MockFailure
 from bench.mock_provider import Recorded, Response, serve_mock
-from runner.budget import Budget, BudgetExhausted
+from runner.config.prices import Price
+from runner.cost.budget import Budget, BudgetExhausted
+from runner.cost.pricing import cost_usd, worst_case_usd
+from runner.display.progress import RunProgress
 from runner.models.capped import CappedModel
 from runner.models.priced import PricedModel
-from runner.prices_schema import Price
-from runner.pricing import cost_usd, worst_case_usd
-from runner.progress import RunProgress
 from runner.providers import make_http_client
 from runner.providers.taxonomy import ProviderError
 from simulators.model_api import ModelRequest, ModelResponse, Usage

@@ -9,9 +9,10 @@ from types import MappingProxyType
 
 import pytest
 
-import runner.pricing
-from runner.prices_schema import Price, load_prices, parse_prices
-from runner.pricing import (
+import runner.config.prices
+import runner.cost.pricing
+from runner.config.prices import Price, load_prices, parse_prices
+from runner.cost.pricing import (
     FRAMING_TOKENS_PER_ITEM,
     FRAMING_TOKENS_PER_REQUEST,
     cost_usd,
@@ -31,10 +32,13 @@ PRICE = Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
 
 
 def test_public_api() -> None:
-    assert runner.pricing.__all__ == [
-        "FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "OPTIONAL_PRICE_FIELDS", "PRICE_FIELDS", "Price",
-        "PriceTable", "cost_usd", "default_prices", "load_prices", "parse_prices", "price_of", "prompt_token_bound",
-        "saved_usd", "uncached_usd", "unpriced", "with_overrides", "worst_case_usd",
+    assert runner.cost.pricing.__all__ == [
+        "FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "cost_usd", "default_prices", "price_of",
+        "prompt_token_bound", "saved_usd", "uncached_usd", "unpriced", "with_overrides", "worst_case_usd",
+    ]
+    assert runner.config.prices.__all__ == [
+        "OPTIONAL_PRICE_FIELDS", "PRICE_FIELDS", "Price", "PriceTable", "load_prices", "parse_model_prices",
+        "parse_price_text", "parse_prices",
     ]
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 
-from runner.limits import CALL_PRIORITY, SERVING, TEST
 from runner.providers import RateLimiter, RateLimits
+from runner.providers.priority import CALL_PRIORITY, SERVING, TEST
 
 
 async def test_serving_calls_take_the_provider_slot_before_test_calls() -> None:

@@ -11,11 +11,11 @@ import orjson
 import pytest
 
 from bench.mock_provider import serve_mock, tool_loop
-from runner.config import SweepConfig, config_hash, load_config_file
+from runner.config.plan import plan_streams
+from runner.config.settings import SweepConfig, config_hash, load_config_file
 from runner.models.journaled import request_hash
 from runner.models.scripted import ScriptedModel, parse_variant
-from runner.plan import plan_streams
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelRequest
 from simulators.protocol import Message

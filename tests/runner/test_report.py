@@ -14,7 +14,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from runner.evidence.seal import is_sealed_intact
 from runner.journal import Batch, open_journal
 from runner.report import (
     Report,
@@ -26,6 +25,7 @@ from runner.report import (
     render_text,
 )
 from runner.report.scores import scores_seal
+from runner.stats.seal import is_sealed_intact
 from simulators.errors import ShiftbenchInputError
 
 RUN = "run-1"
@@ -338,7 +338,7 @@ async def test_episodes_are_counted_by_end_reason(tmp_path: Path) -> None:
 async def test_the_sealed_hash_covers_every_field_and_is_recomputed_as_its_docstring_says(journal: Path) -> None:
     sealed = json.loads(render_json(await _report(journal)))
     body = {key: value for key, value in sealed.items() if key != "sha256"}
-    # What anyone can recompute from the document alone (runner/evidence/seal.py).
+    # What anyone can recompute from the document alone (runner/stats/seal.py).
     recomputed = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
                                            ensure_ascii=False).encode()).hexdigest()
     assert sealed["sha256"] == recomputed and is_sealed_intact(sealed)

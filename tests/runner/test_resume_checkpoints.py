@@ -12,9 +12,9 @@ import pytest
 
 from methods.base import MethodSetup, MethodSpec
 from methods.registry import METHOD_REGISTRY
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import Batch, open_journal
-from runner.sweep import resume_sweep, start_sweep
+from runner.schedule.sweep import resume_sweep, start_sweep
 from simulators.protocol import JSON, TaskView
 from simulators.record import EpisodeRecord
 from tests.support import episode_rewards, quiet

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.journal import open_journal
-from runner.runs import list_runs, render_runs_json, render_runs_text
+from runner.views.runs import list_runs, render_runs_json, render_runs_text
 from simulators.errors import ShiftbenchInputError
 from tests.runner.test_report import MODEL, Unit, blind_calls, blind_units, oracle_units, write_run
 

@@ -18,7 +18,7 @@ import pytest
 
 from runner.audits.replay import audit_id_for
 from runner.cli import main
-from runner.version import SOURCE_PACKAGES, code_version
+from runner.common.version import SOURCE_PACKAGES, code_version
 from tests.support import cli_sweep
 
 TOP = Path(__file__).resolve().parents[2]
@@ -36,7 +36,8 @@ def _copy_source(into: Path) -> Path:
 
 def _version_of(root: Path) -> str:
     """code_version() as a process importing the packages from `root` computes it."""
-    done = subprocess.run([sys.executable, "-c", "from runner.version import code_version; print(code_version())"],
+    script = "from runner.common.version import code_version; print(code_version())"
+    done = subprocess.run([sys.executable, "-c", script],
                           cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, capture_output=True,
                           text=True, check=True)
     return done.stdout.strip()
@@ -55,7 +56,7 @@ def test_two_commits_and_a_dirty_tree_never_look_alike(tmp_path: Path) -> None:
     _git(root, "commit", "-q", "-m", "one")
     first = _version_of(root)
     assert first.endswith(f"+g{_git(root, 'rev-parse', 'HEAD')[:12]}"), first
-    tool = root / "runner" / "version.py"
+    tool = root / "runner" / "common" / "version.py"
     tool.write_text(tool.read_text() + "\n# a change not committed\n")
     dirty = _version_of(root)
     assert dirty.startswith(first + ".dirty.") and dirty != first

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runner.episode import run_episode
+from runner.schedule.episode import run_episode
 from simulators.audit import state_matches
 from simulators.domains.retail import DOMAIN as RETAIL
 from simulators.domains.retail.tools import TOOLS

@@ -14,9 +14,9 @@ import pytest
 
 from bench.mock_provider import Recorded, Reply, Response, serve_mock, tool_loop
 from runner.audits.faults import FAULTS, FaultSpec, run_fault_audit
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import read_only
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 from tests.support import quiet
 
 PRICE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}

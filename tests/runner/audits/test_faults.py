@@ -8,9 +8,9 @@ from pathlib import Path
 import orjson
 
 from runner.audits.faults import FaultSpec, run_fault_audit
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.journal import Batch, open_journal
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
 from tests.support import quiet
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from runner.audits.metamorphic import run_metamorphic_audit
 from runner.audits.transforms import BUILT_IN, load_transform
-from runner.config import SweepConfig
-from runner.sweep import start_sweep
+from runner.config.settings import SweepConfig
+from runner.schedule.sweep import start_sweep
 from simulators.errors import ShiftbenchInputError
 from tests.support import quiet
 

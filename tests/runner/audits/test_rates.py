@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.evidence.gate_run import gate_run
 from runner.evidence.gates import GateFile, Rule, Verdict
-from runner.evidence.outcomes import RunEvidence
 from runner.journal import read_only
 from runner.report import build_report, render_text
-from runner.sweep import start_sweep
+from runner.schedule.sweep import start_sweep
+from runner.stats.outcomes import RunEvidence
 from tests.support import quiet
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from runner.audits.faults import verdict
 from runner.audits.metamorphic import Labels, transform_checked
-from runner.episode import EpisodeResult
+from runner.schedule.episode import EpisodeResult
 from simulators.audit import EpisodeAudit, StateCheck, UnsafeWrites, state_unchanged
 from simulators.domain import AuditView, Grade
 from simulators.model_api import Usage

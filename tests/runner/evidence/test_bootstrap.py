@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from runner.evidence.bootstrap import BootstrapSpec, SettingSample, TaskValue, paired_values, stream_draws
+from runner.stats.bootstrap import BootstrapSpec, SettingSample, TaskValue, paired_values, stream_draws
 
 
 def synthetic(rng: random.Random, setting: str, families: int, per_family: int, shift: float = 0.0,

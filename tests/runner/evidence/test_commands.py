@@ -10,9 +10,9 @@ import orjson
 import pytest
 
 from runner.cli import main
-from runner.config import SweepConfig
-from runner.evidence.seal import is_sealed_intact
-from runner.sweep import start_sweep
+from runner.config.settings import SweepConfig
+from runner.schedule.sweep import start_sweep
+from runner.stats.seal import is_sealed_intact
 from tests.support import set_stored_reward
 
 SCENARIOS = ("retail_l1", "banking_l1", "pitch_l1")

@@ -10,8 +10,8 @@ import pytest
 
 from runner.cli import main
 from runner.evidence.compare import compare_streams, render_comparison_json, render_comparison_text
-from runner.evidence.outcomes import Outcome, StreamRef
-from runner.evidence.slices import slices
+from runner.stats.outcomes import Outcome, StreamRef
+from runner.stats.slices import slices
 from simulators.errors import ShiftbenchInputError
 
 A = StreamRef("r1", "scripted", "tabular")

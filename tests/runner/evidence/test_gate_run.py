@@ -6,8 +6,8 @@ import pytest
 
 from runner.evidence.gate_run import gate_run, reductions, render_gate_json, render_gate_text
 from runner.evidence.gates import GateFile, PilotRule, Rule, Verdict
-from runner.evidence.outcomes import Outcome, RunEvidence
 from runner.report import Costs, StreamReport
+from runner.stats.outcomes import Outcome, RunEvidence
 from simulators.errors import ShiftbenchInputError
 
 

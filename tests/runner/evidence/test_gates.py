@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from runner.evidence.bootstrap import Interval
 from runner.evidence.gates import (
     EXIT_CODES,
     MetricValue,
@@ -18,6 +17,7 @@ from runner.evidence.gates import (
     load_rules,
     overall_verdict,
 )
+from runner.stats.bootstrap import Interval
 from simulators.errors import ShiftbenchInputError
 
 AT_LEAST_60 = Rule(metric="avg_h", stream="scripted/tabular", bar=60.0, side="min")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.evidence.plans import amend_plan, differences, lock_plan, read_plan
-from runner.evidence.seal import digest, is_sealed_intact, seal
+from runner.stats.seal import digest, is_sealed_intact, seal
 from simulators.errors import ShiftbenchInputError
 
 PLAN = """\

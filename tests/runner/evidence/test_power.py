@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from runner.evidence.gates import MetricValue, Rule, Verdict, evaluate_mde_rule, load_rules
-from runner.evidence.noise import mde
 from runner.evidence.plans import read_plan
-from runner.evidence.power import predicted_sd, replicas_needed, setting_variances
-from runner.evidence.stats import f_quantile
+from runner.stats.noise import mde
+from runner.stats.power import predicted_sd, replicas_needed, setting_variances
+from runner.stats.stats import f_quantile
 from simulators.errors import ShiftbenchInputError
 from tests.runner.evidence.test_plans import PLAN
 from tests.runner.evidence.test_replicated import outcome

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runner.evidence.outcomes import Outcome
-from runner.evidence.repeats import average_scores, repeat_summary
+from runner.stats.outcomes import Outcome
+from runner.stats.repeats import average_scores, repeat_summary
 
 
 def outcome(scenario: str, task: str, category: str, repeat: int, reward: float, replica: int = 0) -> Outcome:

@@ -9,11 +9,11 @@ from dataclasses import replace
 import pytest
 
 from bench.replica_coverage import REGIMES, coverage
-from runner.evidence.bootstrap import DEFAULT_SPEC, stream_draws
-from runner.evidence.noise import mde, noise_floor
-from runner.evidence.outcomes import Outcome, task_values
-from runner.evidence.replicated import stream_intervals
-from runner.evidence.stats import t_quantile
+from runner.stats.bootstrap import DEFAULT_SPEC, stream_draws
+from runner.stats.noise import mde, noise_floor
+from runner.stats.outcomes import Outcome, task_values
+from runner.stats.replicated import stream_intervals
+from runner.stats.stats import t_quantile
 
 
 def outcome(replica: int, task: int, reward: float, scenario: str = "retail_l1",

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from runner.evidence.stats import (
+from runner.stats.stats import (
     clopper_pearson,
     median,
     pass_hat_k,

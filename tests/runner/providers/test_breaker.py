@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from runner.progress import RunProgress
+from runner.display.progress import RunProgress
 from runner.providers.breaker import BreakerPolicy, BreakerState, CircuitBreaker, Ticket
 from runner.providers.failures import AttemptFailed
 from runner.providers.taxonomy import Failure

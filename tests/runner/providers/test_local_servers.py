@@ -8,11 +8,11 @@ import pytest
 
 from bench.mock_provider import Reply, serve_mock
 from bench.mock_quirks import MODES, with_quirks
-from runner.budget import Budget
+from runner.config.prices import Price
+from runner.cost.budget import Budget
+from runner.cost.pricing import worst_case_usd
 from runner.models.priced import PricedModel
 from runner.models.registry import build_model
-from runner.prices_schema import Price
-from runner.pricing import worst_case_usd
 from runner.providers import HttpSettings, make_http_client
 from runner.providers.taxonomy import Failure, InfrastructureError
 from simulators.errors import ShiftbenchInputError

@@ -8,8 +8,8 @@ from typing import Any
 
 from bench.mock_cache import PrefixCache
 from bench.mock_provider import serve_mock, tool_loop
-from runner.prices_schema import Price
-from runner.pricing import cost_usd
+from runner.config.prices import Price
+from runner.cost.pricing import cost_usd
 from runner.providers import make_http_client
 from simulators.model_api import Usage
 from simulators.protocol import Message

@@ -14,15 +14,15 @@ import pytest
 from bench.mock_cache import PrefixCache
 from bench.mock_provider import Recorded, serve_mock, tool_loop
 from bench.mock_quirks import MODES, with_quirks
-from runner.episode import EpisodeResult, run_episode
+from runner.config.prices import Price
+from runner.cost.pricing import cost_usd, default_prices
 from runner.models.registry import build_model
 from runner.models.scoped import CacheScopedModel, cache_scope
-from runner.prices_schema import Price
-from runner.pricing import cost_usd, default_prices
 from runner.providers import make_http_client
 from runner.providers.anthropic import MAX_BREAKPOINTS, anthropic_usage
 from runner.providers.prompt_cache import SLOW_GAP_S, StreamCadence, prompt_cache_key
 from runner.providers.taxonomy import InfrastructureError
+from runner.schedule.episode import EpisodeResult, run_episode
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelClient
 from tests.fakes import ToyDomain, toy_scenario

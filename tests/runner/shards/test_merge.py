@@ -22,14 +22,14 @@ import orjson
 import pytest
 
 from runner.cli import main
-from runner.config import SweepConfig
+from runner.config.settings import SweepConfig
 from runner.evidence.commands import verify_command
+from runner.journal.sweep_record import SweepRecord, sweep_meta_key
 from runner.report import build_report, render_json, render_text
+from runner.schedule.sweep import resume_sweep, start_sweep
 from runner.shards.merge import merge_shards
-from runner.shards.record import SweepRecord, sweep_meta_key
 from runner.shards.spec import ShardSpec
 from runner.shards.start import start_shard
-from runner.sweep import resume_sweep, start_sweep
 from simulators.errors import ShiftbenchInputError
 from tests.support import quiet
 

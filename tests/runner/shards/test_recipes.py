@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from runner.config import load_config_file
+from runner.config.settings import load_config_file
 from tests.runner.shards.processes import (
     PROCESS_TIMEOUT_S,
     committed,

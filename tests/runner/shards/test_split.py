@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from methods.registry import get_method_spec
-from runner.plan import plan_streams
-from runner.prices_schema import Price
+from runner.config.plan import plan_streams
+from runner.config.prices import Price
 from runner.shards.money import render_split, shard_caps
 from runner.shards.split import CellWork, episode_turns, split_cells, streams_work
 from simulators.dataset import load_dataset

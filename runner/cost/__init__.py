@@ -1,0 +1,10 @@
+"""Money: what a call costs, the run's hard cap, and what a sweep will cost.
+
+- `pricing`: a call's cost and worst case from the price table (`runner/prices.toml` with the run's
+  overrides, parsed by `runner.config.prices`).
+- `budget`: the hard cap: each call reserves its worst case before it is sent, settles after.
+- `cache_savings`: prompt-cache hit rates and the spend they saved, from the journal.
+- `projection`, `estimate`, `pilot`: a full sweep's cost projected from a pilot's journal, with its range.
+
+Arrows: cost -> config, journal, common. The reservation itself is made in `runner.models.priced`.
+"""

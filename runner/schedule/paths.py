@@ -1,0 +1,95 @@
+"""Where a run may write, checked before anything is written.
+
+A user's path is taken only for what it was given for: `--journal` must be a journal file or an absent
+path in a folder that can hold it; `data build --out` writes only into an absent path, an empty folder,
+or an earlier built-in suite (and says so when it replaces one). The checks create nothing;
+`write_suite` then writes the suite so that a failure (a full disk) is one line and leaves nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner.common.files import folders_for, location_problem, write_failure
+from simulators.errors import ShiftbenchInputError
+from simulators.protocol import SCENARIOS
+from simulators.suite import build_suite
+
+__all__ = ["check_journal_target", "check_suite_target", "is_builtin_suite", "write_suite"]
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_SUITE_TOP = {"data", "environments"}
+
+
+def check_journal_target(path: Path, flag: str = "--journal") -> None:
+    """A journal file to open, or an absent path whose folder exists (or can be made) and is writable."""
+    if path.is_dir():
+        raise ShiftbenchInputError(f"{flag} {path}: is a folder; give a journal file path, "
+                                   f"e.g. {path / 'journal.sqlite'}")
+    if path.exists():
+        # An empty file is a journal a run created and was killed in before SQLite wrote its first page
+        # (SQLite itself opens it as a new database): starting again there must work.
+        if not path.is_file() or not (_is_sqlite(path) or path.stat().st_size == 0):
+            raise ShiftbenchInputError(f"{flag} {path}: exists and is not a shiftbench journal; give a journal "
+                                       "file or a new path")
+        # SQLite's import only where a journal is named
+        from runner.journal import refuse_foreign_database, refuse_read_only_journal
+
+        refuse_read_only_journal(path, flag)
+        if path.stat().st_size:
+            refuse_foreign_database(path)
+        return
+    problem = location_problem(path.parent)
+    if problem is not None:
+        raise ShiftbenchInputError(f"{flag} {path}: {problem}; pass --journal PATH in a writable folder")
+
+
+def check_suite_target(path: Path, flag: str = "--out") -> str:
+    """Where the built-in suite may be written; returns what will happen there, for the user."""
+    if not path.exists() and not path.is_symlink():
+        problem = location_problem(path.parent)
+        if problem is not None:
+            raise ShiftbenchInputError(f"{flag} {path}: {problem}; choose a writable folder")
+        return f"writing the built-in suite to {path}"
+    if path.is_symlink() or not path.is_dir():
+        raise ShiftbenchInputError(f"{flag} {path}: is not a folder; give an absent path or an empty folder")
+    entries = sorted(p.name for p in path.iterdir())
+    if not entries:
+        return f"writing the built-in suite into the empty folder {path}"
+    if is_builtin_suite(path):
+        return f"replacing the earlier built-in suite in {path}"
+    found = next((name for name in entries if name not in _SUITE_TOP), entries[0])
+    raise ShiftbenchInputError(f"{flag} {path}: holds files that are not a built-in suite ('{found}'); "
+                               "nothing was changed: give an absent path or an empty folder")
+
+
+def write_suite(root: Path, seed: int, flag: str = "--out") -> str:
+    """Build the suite into `root` (checked with `check_suite_target` first) and return its fingerprint. The
+    dataset is staged and renamed into place whole (`simulators.dataset.write_dataset`); on a failure the
+    staging goes, and so does any folder made for it."""
+    with folders_for(root, flag):
+        try:
+            return build_suite(root, seed)
+        except OSError as exc:
+            raise write_failure(flag, root, exc) from exc
+
+
+def is_builtin_suite(path: Path) -> bool:
+    """The layout a built-in suite has and nothing else: data/<scenario>/ and environments/<scenario>/."""
+    if {p.name for p in path.iterdir()} - _SUITE_TOP:
+        return False
+    for top in _SUITE_TOP:
+        folder = path / top
+        if folder.exists() and (not folder.is_dir() or {p.name for p in folder.iterdir()} - set(SCENARIOS)):
+            return False
+    return (path / "data").is_dir()
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(_SQLITE_HEADER))
+    except OSError:
+        return False
+    return head == _SQLITE_HEADER
+

@@ -1,0 +1,395 @@
+"""Start or resume a sweep: resolve the dataset, plan, journal the run, drive the engine, end cleanly.
+
+This is the layer that turns a config into a run; `runner.schedule.engine` runs the batch and `runner.schedule.episode`
+runs one episode (STYLE.md's three layers).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import anyio
+import orjson
+from anyio import CancelScope
+
+from methods.spec import ResolvedMethod
+from runner.common.errors import RunAborted, sole_error
+from runner.common.liveness import process_alive
+from runner.common.machine import machine_info
+from runner.common.money import usd
+from runner.common.version import code_version
+from runner.config.fit import check_oracle_readable, scenarios_present
+from runner.config.method_provenance import check_methods_unchanged, methods_journaled
+from runner.config.plan import RunPart, Stream, plan_streams
+from runner.config.prices import Price
+from runner.config.run_dataset import check_same_dataset
+from runner.config.settings import SweepConfig, config_from_json, config_hash, stored_config_hash
+from runner.cost.budget import Budget
+from runner.cost.cache_savings import CacheFigures, cache_total, run_price_table
+from runner.cost.pilot import pilot_projection
+from runner.cost.pricing import cost_usd
+from runner.display.live import Display, make_display
+from runner.display.progress import CacheCounter, RunProgress
+from runner.journal import STOPPING, Batch, Journal, JournalFull, ModelCallRow, NewRun, UnitRow, open_journal
+from runner.journal.meta_keys import machine_meta_key
+from runner.journal.sweep_record import sweep_meta_key
+from runner.models.journaled import note_served
+from runner.models.probe import ProbeResult, probe_models
+from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
+from runner.models.stack import ClientStack
+from runner.models.watched import CURRENT_STREAM
+from runner.providers import RetryNotice
+from runner.schedule.engine import Engine, StopControl, stream_progress
+from runner.schedule.episode import EpisodeLimits
+from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
+from runner.schedule.judge import judge_factory
+from runner.schedule.paths import check_journal_target, check_suite_target, write_suite
+from simulators.dataset import Dataset, load_dataset
+from simulators.errors import ShiftbenchInputError
+
+__all__ = ["DEFAULT_HOME", "RunOutcome", "create_run", "default_journal", "plan_sweep", "resolve_dataset",
+           "resume_sweep", "start_sweep"]
+
+DEFAULT_HOME = Path(".shiftbench")
+GRACE_PERIOD_S = 60.0
+
+
+def default_journal() -> Path:
+    return DEFAULT_HOME / "journal.sqlite"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    status: str
+    reason: str
+    journal: Path
+
+
+def resolve_dataset(config: SweepConfig, say: Callable[[str], None]) -> Dataset:
+    """The configured dataset, or the built-in suite (built on first use)."""
+    return load_dataset(build_suite_if_needed(config, say), only=config.scenarios)
+
+
+def suite_root(config: SweepConfig) -> Path:
+    return (DEFAULT_HOME / "suites" / f"seed-{config.seed}").resolve()
+
+
+def dataset_root(config: SweepConfig) -> Path | None:
+    """The dataset to read: the configured one, or the built-in suite once built; None: not built yet."""
+    if config.dataset:
+        return Path(config.dataset).resolve()
+    root = suite_root(config)
+    return root if (root / "data").is_dir() else None
+
+
+def build_suite_if_needed(config: SweepConfig, say: Callable[[str], None]) -> Path:
+    root = dataset_root(config)
+    if root is not None:
+        return root
+    root = suite_root(config)
+    check_suite_target(root, "the built-in suite's folder")
+    say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
+    write_suite(root, config.seed, "the built-in suite's folder")
+    return root
+
+
+def _is_live(status: str) -> bool:
+    """Its process still works on it: running, or stopping (in-flight work finishing)."""
+    return status == "running" or status.startswith(STOPPING)
+
+
+def _new_run_id() -> str:
+    return time.strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "auto",
+                      say: Callable[[str], None] = print, part: RunPart | None = None) -> RunOutcome:
+    """Check everything that can be checked before spending anything (models, keys, prices, dataset,
+    a probe of each model), then journal the run and drive it (only `part`'s streams, under its id)."""
+    check_journal_target(journal_path)
+    config = scenarios_present(config)
+    tally = RetryTally()
+    models = build_models(config, tally)
+    try:
+        prices = model_prices(config, models)
+        # A dataset that is already there is read (and checked) before the probe; the built-in suite is
+        # built only after it: a run that cannot start writes nothing.
+        root = dataset_root(config)
+        dataset = load_dataset(root, only=config.scenarios) if root is not None else None
+        if dataset is not None:
+            check_oracle_readable(config, dataset)
+            plan_sweep(config, dataset)
+        probes = await probe_models(models.values(), say)
+        dataset = dataset or resolve_dataset(config, say)
+        check_oracle_readable(config, dataset)
+        streams = plan_sweep(config, dataset)
+        run_id = _new_run_id() if part is None else part.run_id
+        if part is not None:
+            streams = [stream for stream in streams if stream.stream_id in part.stream_ids]
+        say(f"Journal: {journal_path}  (run {run_id})")
+        try:
+            async with open_journal(journal_path) as journal:
+                await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
+                return await _drive(journal, run_id, config, streams, models, prices, tally, display, say,
+                                    _probe_rows(run_id, probes, prices))
+        except JournalFull as full:  # from the journal's creation or the run's first row: nothing started
+            raise not_started(full) from None
+    finally:
+        await close_models(models)
+
+
+async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
+                       say: Callable[[str], None] = print, budget: float | None = None,
+                       meta: Mapping[str, str] | None = None, accept_method_change: bool = False) -> RunOutcome:
+    """Continue a run in place: the streams it planned (a shard's only). `budget` replaces the run's cap
+    (a run stopped by its cap resumes with a higher one); everything that decides results must be as it
+    was, methods' sources included unless `accept_method_change` (then the change is journaled). `meta`
+    rows are journaled once every check has passed."""
+    check_journal_target(journal_path)
+    async with open_journal(journal_path, create=False) as journal:
+        config, dataset = await _load_run(journal, journal_path, run_id)
+        # Said only now: an unknown, finished or running run is refused before anything suggests a resume.
+        say(f"Journal: {journal_path}  (resuming run {run_id})")
+        if budget is not None:
+            config = replace(config, budget=budget).validate("--budget")
+        tally = RetryTally()
+        models = build_models(config, tally)
+        try:
+            prices = model_prices(config, models)
+            planned = {row.stream_id for row in await journal.read.streams_of_run(run_id)}
+            streams = [stream for stream in plan_sweep(config, dataset) if stream.stream_id in planned]
+            changed = await check_methods_unchanged(journal.read, run_id, config.resolved_methods(),
+                                                    accept_method_change)
+            await _check_budget_left(journal, run_id, config.budget)
+            probes = await probe_models(models.values(), say)
+            if changed.names:
+                say(f"Resuming with the changed source of {', '.join(changed.names)} (recorded in the run's "
+                    "provenance)")
+            # Only now, with every check passed, is anything written: a refused resume changes nothing.
+            batch = changed.journal(_probe_rows(run_id, probes, prices), run_id)
+            if budget is not None:
+                batch.run_config(run_id, orjson.dumps(asdict(config)).decode(), budget)
+            for key, value in (meta or {}).items():
+                batch.set_meta(key, value)
+            return await _drive(journal, run_id, config, streams, models, prices, tally, display, say, batch)
+        finally:
+            await close_models(models)
+
+
+def _probe_rows(run_id: str, probes: list[ProbeResult], prices: dict[str, Price | None]) -> Batch:
+    """The probes as the run's calls with purpose `probe`: priced, so the budget and the report see them."""
+    batch = Batch()
+    for probe in probes:
+        usage = probe.response.usage
+        batch.model_call(ModelCallRow(
+            run_id, "probe", "", "probe", probe.model, "", "ok", probe.response.attempts, False, usage.input_tokens,
+            usage.cached_input_tokens, usage.cache_write_tokens, usage.output_tokens,
+            cost_usd(usage, prices.get(probe.model)), probe.latency_s, time.time(), "", replica=probe.response.replica))
+        note_served(batch, run_id, probe.model, probe.response.served_model)
+    return batch
+
+
+async def _check_budget_left(journal: Journal, run_id: str, cap: float | None) -> None:
+    spent = (await journal.read.spend(run_id)).total
+    if cap is not None and spent >= cap:
+        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its ${cap:.2f} cap; "
+                                   "resume with a higher --budget")
+
+
+def plan_sweep(config: SweepConfig, dataset: Dataset) -> list[Stream]:
+    """Every stream of the sweep, in plan order (a shard splits this very list)."""
+    scenarios = [dataset.scenarios[name] for name in config.scenarios]
+    return plan_streams(config.models, config.methods, scenarios,
+                        learns=config.learns(), pilot=config.pilot, repeats=config.repeats,
+                        replicas=config.replicas)
+
+
+async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset,
+                     streams: list[Stream], meta: Mapping[str, str] | None = None,
+                     methods: Mapping[str, ResolvedMethod] | None = None) -> None:
+    """Journal a new run and its planned units (and `meta` rows, in the same transaction), exactly as
+    `start_sweep` does (bench/ and tests too), with its methods' provenance (`methods`; None: the
+    config's, resolved)."""
+    now = time.time()
+    run = NewRun(run_id, now, now, orjson.dumps(asdict(config)).decode(), config_hash(config), str(dataset.root),
+                 dataset.fingerprint, orjson.dumps(dict(dataset.file_hashes)).decode(), code_version(), config.budget,
+                 os.getpid())
+    units = (UnitRow(run_id, unit.unit_id, stream.stream_id, stream.model, stream.method, stream.scenario.name,
+                     unit.phase, unit.task.window, unit.seq, unit.task.task_id, unit.task.timestamp, unit.task.category,
+                     unit.task.evaluator.family, unit.repetition, stream.replica)
+             for stream in streams for unit in stream.units())
+    batch = Batch().new_run(run, units).set_meta(machine_meta_key(run_id), machine_info())
+    for key, value in (meta or {}).items():
+        batch.set_meta(key, value)
+    resolved = config.resolved_methods() if methods is None else methods
+    await journal.commit(methods_journaled(batch, run_id, resolved))
+
+
+async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:
+    row = await journal.read.run(run_id)
+    if row is None:
+        raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
+    if row.status == "completed":
+        raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")
+    if await journal.read.meta(sweep_meta_key(run_id)) is not None:
+        raise ShiftbenchInputError(f"run {run_id} is a merge of shard journals; run the unfinished shards' "
+                                   "commands again, then merge again")
+    if _is_live(row.status) and process_alive(row.pid) and row.pid != os.getpid():
+        raise ShiftbenchInputError(f"run {run_id} is still running in process {row.pid}; stop it first "
+                                   "(Ctrl-C) or wait for it to end")
+    config = config_from_json(row.config)
+    if stored_config_hash(row.config) != row.config_hash:
+        raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
+                                   "the journal was edited, start a new run")
+    dataset = load_dataset(row.dataset_path, only=config.scenarios)
+    check_same_dataset(run_id, row.dataset_path, orjson.loads(row.dataset_files), row.dataset_fingerprint, dataset)
+    return config, dataset
+
+
+async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],
+                 models: dict[str, ModelEntry], prices: dict[str, Price | None], tally: RetryTally,
+                 display_kind: str, say: Callable[[str], None], first: Batch) -> RunOutcome:
+    """`first`: the rows every check passed for (probes, a resume's new cap), journaled with the start."""
+    # Only now, with every check passed, is the run this process's: a refused resume leaves it as it was.
+    try:
+        await journal.commit(first.run_started(run_id, os.getpid()))
+    except JournalFull as full:
+        raise stopped_by_full_disk(full, run_id) from None
+    progress = await _progress(journal, run_id, streams)
+
+    def count_retry(notice: RetryNotice) -> None:
+        progress.retries, progress.rate_limited = tally.retries, tally.rate_limited
+        waiting = CURRENT_STREAM.get()
+        if waiting is not None and notice.status == 429:
+            waiting.quota_until = max(waiting.quota_until, progress.clock() + notice.wait_s)
+
+    tally.listeners.append(count_retry)
+    progress.endpoints = list({id(b): b for e in models.values() for b in e.breakers()}.values())
+    progress.pools = list({id(e.router): e.router for e in models.values() if e.router is not None}.values())
+    budget = await _budget(journal, run_id, config.budget, progress)
+    cached = await journal.read.cached_units(run_id)
+    clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
+                          budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
+                          replayable=cached)
+    methods = config.resolved_methods()
+    engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
+                    method_specs=lambda name: methods[name].spec,
+                    block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
+                    judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns))
+    display = make_display(display_kind, progress)
+    status, reason = "running", ""
+    display.start()
+    try:
+        status, reason = await _run_engine(engine, streams, display)
+        if status == "budget_exhausted" and budget is not None:
+            # Said once everything in flight has settled: the spend the run really ended at.
+            reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
+                      f"higher cap (`shiftbench resume {run_id} --budget USD`)")
+    except JournalFull as full:
+        stopped = stopped_by_full_disk(full, run_id)
+        status, reason = "interrupted", str(stopped)
+        raise stopped from None
+    finally:
+        progress.status = status
+        display.stop()
+        await finish_run(journal, run_id, status, reason)
+    # How the run ended is said once, by the report every command prints after it (`run`, `resume`).
+    if config.pilot:
+        say(await pilot_projection(journal, run_id, streams, config, budget, status))
+    return RunOutcome(run_id, status, reason, journal.path)
+
+
+async def _budget(journal: Journal, run_id: str, cap: float | None, progress: RunProgress) -> Budget | None:
+    """The run's cap, starting from what the run already spent (all its journaled calls)."""
+    progress.budget_usd = cap
+    spent = (await journal.read.spend(run_id)).total
+    progress.spent_usd = spent
+    if cap is None:
+        return None
+    return Budget(cap, spent=spent)
+
+
+async def _run_engine(engine: Engine, streams: list[Stream], display: Display) -> tuple[str, str]:
+    """Run to the end; map how it ended to the run's status. Ctrl-C: stop dispatching and let what is in
+    flight finish (up to a grace period); a second Ctrl-C cancels it."""
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_watch_signals, engine.stop, group.cancel_scope, display)
+            group.start_soon(_refresh, display)
+            await engine.run(streams)
+            group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        full = first_full(group_error)
+        if full is not None:  # the disk is full: the run stops however else its streams ended
+            raise full from None
+        aborted, other = group_error.split(RunAborted)
+        if aborted is not None and other is None:
+            return "failed", str(sole_error(_first_leaf(aborted)))
+        raise sole_error(group_error) from None
+    except RunAborted as exc:
+        return "failed", str(exc)
+    if engine.stop.requested:
+        return engine.stop.status, engine.stop.reason
+    return "completed", ""
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
+
+
+async def _refresh(display: Display) -> None:
+    while True:
+        display.refresh()
+        await anyio.sleep(0.25)
+
+
+async def _watch_signals(stop: StopControl, scope: CancelScope, display: Display) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            if stop.requested:
+                display.message("Cancelling in-flight episodes; the journal stays resumable.")
+                scope.cancel()
+                return
+            stop.request("stopped by signal; `shiftbench resume` continues it")
+            display.message(f"Stopping: finishing in-flight episodes (up to {GRACE_PERIOD_S:.0f} s). "
+                            "Ctrl-C again to cancel them.")
+            scope.deadline = anyio.current_time() + GRACE_PERIOD_S
+
+
+async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> RunProgress:
+    progress = RunProgress(run_id=run_id, journal_path=str(journal.path))
+    for stream in streams:
+        progress.streams[stream.stream_id] = stream_progress(stream)
+    for episode in await journal.read.finished_episodes(run_id):
+        live = progress.streams[episode.stream_id]
+        if episode.phase == "serving":
+            live.serving_done += 1
+        else:
+            live.record_test(episode.category, episode.reward)
+    progress.resumed_units = progress.done
+    for live in progress.streams.values():
+        live.serving_resumed = live.serving_done
+    # Run-wide and per-stream figures start from what the run already sent and spent, so a resumed
+    # dashboard shows the run's figures, not this process's.
+    run = await journal.read.run(run_id)
+    prices = run_price_table(run.config if run else "{}")
+    _add_figures(progress.cache, cache_total(await journal.read.cache_usage(run_id), prices))
+    for calls in await journal.read.stream_calls(run_id):
+        shown = progress.streams.get(calls.stream_id)
+        if shown is not None:
+            shown.spent_usd += calls.cost_usd
+            _add_figures(shown.cache, cache_total([calls.usage()], prices))
+    return progress
+
+
+def _add_figures(counter: CacheCounter, figures: CacheFigures) -> None:
+    counter.add(figures.input_tokens, figures.cached_input_tokens, figures.cache_write_tokens, figures.saved_usd)
