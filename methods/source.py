@@ -9,7 +9,10 @@ shiftbench is the run's code version. An installed package adds its distribution
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -54,13 +57,21 @@ def source_hash(module: ModuleType, registry: bool = False) -> tuple[str, int]:
 def distribution_of(module: ModuleType) -> str:
     """`name version` of the distribution whose files hold the module's top-level package; "" if none."""
     top = module.__name__.split(".")[0]
-    names = metadata.packages_distributions().get(top, [])
+    names = _distributions_by_package(tuple(sys.path)).get(top, [])
     for name in names:
         try:
             return f"{name} {metadata.version(name)}"
         except metadata.PackageNotFoundError:
             continue
     return ""
+
+
+@functools.lru_cache(maxsize=4)
+def _distributions_by_package(import_path: tuple[str, ...]) -> Mapping[str, list[str]]:
+    """Top-level package -> the distributions that hold it, for this import path. Reading it parses every
+    installed distribution's metadata (0.1-0.2 s, more in a large environment), and a run resolves its
+    methods several times: once per import path is enough (a folder put on the path is seen)."""
+    return metadata.packages_distributions()
 
 
 def _source_files(module: ModuleType, registry: bool) -> list[Path]:

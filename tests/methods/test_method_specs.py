@@ -4,6 +4,8 @@ named as the user chooses, and described by where they came from and the hash of
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,21 @@ def test_options_are_typed_and_checked(options: dict[str, object], expected: str
 def test_a_registry_method_takes_no_options() -> None:
     with pytest.raises(ShiftbenchInputError, match=r"unknown option 'top_k'; it takes no options"):
         resolve_method("rag", {"top_k": 4})
+
+
+def test_installed_distributions_are_read_once_per_import_path(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading them parses every installed package's metadata; a run resolves its methods several times."""
+    reads: list[int] = []
+    real = metadata.packages_distributions
+
+    def counted() -> Mapping[str, list[str]]:
+        reads.append(1)
+        return real()
+    monkeypatch.setattr(metadata, "packages_distributions", counted)
+    monkeypatch.syspath_prepend(str(tmp_path / "empty"))  # an import path no earlier test resolved on
+    first = [resolve_method(name).source for name in ("rag", "tabular", "rag")]
+    assert len(reads) == 1 and first[0] == first[2]
+    monkeypatch.syspath_prepend(str(installed_example(tmp_path)))  # a folder put on the path is seen
+    assert resolve_method("shiftbench_notes.notes:NOTES").source.distribution == "shiftbench-notes 0.1.0"
+    assert len(reads) == 2
