@@ -58,7 +58,7 @@ async def _probe(config: SweepConfig, full: bool, context_tokens: int) -> None:
 
 async def _full_probe(config: SweepConfig, entry: ModelEntry, context_tokens: int) -> None:
     from runner.models.compat import check_compatibility, render_compatibility, sweep_settings
-    from runner.models.registry import endpoint_of
+    from runner.models.endpoints import endpoint_of
     from runner.providers import OpenAICompatClient
 
     if entry.offline:

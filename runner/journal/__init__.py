@@ -14,12 +14,15 @@ place in shiftbench that holds SQL (a test fails on SQL anywhere else in the sou
 Modules: `schema` (tables, SCHEMA_VERSION, opening connections; another version is refused with one
 line), `media` (where a journal lies: readers that leave no file beside it and work on read-only media,
 writers refused there with a line that says so, a damaged journal's line and what to try), `rows`
-(typed rows written and read, `CheckpointKey`, `Spend`), `batch` (`Batch` and its typed writers), `reader`
-(`Reader` and its named queries), `writer` (`Journal`: one writer task, group commit, urgent batches first,
-a shielded commit, a bad batch fails only its caller), `merge` (`write_merged`, `unit_results`: shard
-journals of one sweep copied into one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm`
-and `journal vacuum`), `meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the
-model versions that served it, the sweep and shard it belongs to).
+(typed rows written, `CheckpointKey`), `read_rows` (typed rows the queries return, one per concept read:
+an episode with its unit is `EpisodeDetail` for the views, `verify` and export alike; `EpisodeFilter`,
+`Spend`), `batch` (`Batch` and its typed writers), `reader` (`Reader` and its named queries, with the
+views' in `view_queries`, those over model calls in `call_queries` and the retries' in `retry_queries`),
+`writer` (`Journal`: one writer task, group commit, urgent batches first, a shielded commit, a bad batch
+fails only its caller), `merge` (`write_merged`, `unit_results`: shard journals of one sweep copied into
+one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `journal vacuum`),
+`meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
+it, the sweep and shard it belongs to).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,
@@ -34,9 +37,10 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - the response cache: `cached_units` (at run start), `cached_answers` (once per unit when its episode
   asks its first question; a unit without cached rows never reads);
 - `runs`: `runs`, `unit_progress`, `stream_names`, `spend_by_run`;
-- reports: `planned_settings`, `test_scores`, `episode_costs`, `call_usage`, `episode_ends`,
-  `stream_episodes`, `replica_calls` (an endpoint pool's calls per replica);
-- evidence (intervals, compare, gate, verify): `test_outcomes`, `recorded_episodes`, `meta`;
+- reports: `planned_settings`, `test_scores`, `episode_costs`, `episode_ends`, `stream_episodes`;
+- model calls (`call_queries`): `call_usage`, `replica_calls` (an endpoint pool's calls per replica),
+  `cache_usage`, `stream_calls`, `episode_calls` and `method_calls` (what projections measure);
+- evidence (intervals, compare, gate): `test_outcomes`, `meta`; `verify`: `recorded_episodes`;
 - audits: `episode_audits` (state audits with their stream), `audit`, `audit_cases` (a resume skips them);
 - transcripts, state and export (`runner/views/`): `episode_details` / `episode_matches` (an
   `EpisodeFilter`), `failed_per_setting`, `failed_counts`, `streams_of_run`, `checkpoint_keys`.
@@ -46,9 +50,10 @@ no agent calls), returned by `spend` and `spend_by_run`.
 Adding one: a writer is a `Batch` method that appends `self._add("kind", SQL, params)` with its SQL as
 a module constant in `batch.py` (a row with many columns gets a NamedTuple in `rows.py` whose fields
 are the columns in order, so the row is its own parameters); a query is a `Reader` method over
-`self._rows(SQL, params)` returning a NamedTuple of `rows.py` (or a set/dict/int), its SQL a module
-constant in `reader.py`. A schema change bumps SCHEMA_VERSION. `Batch.add` and `Journal.fetchall` /
-`fetchone` take raw SQL for tests only (planting rows or faults, ad-hoc assertions).
+`self._rows(SQL, params)` returning a NamedTuple of `read_rows.py` (or a set/dict/int), its SQL a module
+constant beside it (`reader.py` or the mixin of its concern). A schema change bumps SCHEMA_VERSION.
+`Batch.add` and `Journal.fetchall` / `fetchone` take raw SQL for tests only (planting rows or faults,
+ad-hoc assertions).
 
 Meters (bench/): `journal.commits`, `journal.batches`, `journal.writer_s` (time inside transactions),
 and `journal.observe(JournalObserver)` for every commit's wait, hand-over and read.
@@ -56,27 +61,18 @@ and `journal.observe(JournalObserver)` for every commit's wait, hand-over and re
 
 from runner.journal.batch import STOPPING, Batch, Statement
 from runner.journal.media import JournalError, JournalFull, refuse_read_only_journal
-from runner.journal.reader import Reader, round_trip_us
-from runner.journal.rows import (
-    AuditCaseRow,
-    AuditRow,
+from runner.journal.read_rows import (
     CacheUsage,
     CallUsage,
-    CheckpointKey,
-    EpisodeAuditRow,
     EpisodeCalls,
     EpisodeCost,
     EpisodeDetail,
     EpisodeEnd,
     EpisodeFilter,
-    EpisodeRow,
     FinishedEpisode,
     FinishedSpend,
     MethodCalls,
-    ModelCallRow,
-    NewRun,
     PlannedSetting,
-    RecordedEpisode,
     ReplicaCalls,
     RunRow,
     Spend,
@@ -91,6 +87,16 @@ from runner.journal.rows import (
     TestScore,
     UnitOfRun,
     UnitProgress,
+)
+from runner.journal.reader import Reader, round_trip_us
+from runner.journal.rows import (
+    AuditCaseRow,
+    AuditRow,
+    CheckpointKey,
+    EpisodeAuditRow,
+    EpisodeRow,
+    ModelCallRow,
+    NewRun,
     UnitRow,
 )
 from runner.journal.schema import SCHEMA_VERSION, connect_sync, refuse_foreign_database, vacuum
@@ -126,7 +132,6 @@ __all__ = [
     "NewRun",
     "PlannedSetting",
     "Reader",
-    "RecordedEpisode",
     "ReplicaCalls",
     "RunRow",
     "Spend",

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import orjson
 
-from runner.journal.rows import RunRow
+from runner.journal.read_rows import RunRow
 from runner.journal.schema import connect_writer, read_only_uri
 
 __all__ = ["MergeSource", "UnitResult", "unit_results", "write_merged"]

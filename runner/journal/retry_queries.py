@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from runner.journal.rows import StreamRetries
+from runner.journal.read_rows import StreamRetries
 
 __all__ = ["RetryQueries"]
 

@@ -1,5 +1,5 @@
-"""The named queries of the views (`show`, `state`, `export`, the HTML report's failed episodes): which
-episodes match a filter, a run's streams and windows, a stream's checkpoints.
+"""The named queries of the views (`show`, `state`, `export`, the HTML report's failed episodes) and of
+`verify`'s re-grading: which episodes match a filter, a run's streams and windows, a stream's checkpoints.
 
 A mixin of `Reader` (runner.journal.reader), kept apart so that module stays one screenful per
 concern; like every query of the journal, each is one statement and one round trip.
@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runner.journal.rows import CheckpointKey, EpisodeDetail, EpisodeFilter, StreamOfRun, UnitOfRun
+from runner.journal.read_rows import EpisodeDetail, EpisodeFilter, StreamOfRun, UnitOfRun
+from runner.journal.rows import CheckpointKey
 
 __all__ = ["ViewQueries"]
 
-_UNIT_COLUMNS = ("unit_id", "stream_id", "model", "method", "scenario", "phase", "window", "task_id")
+_UNIT_COLUMNS = ("unit_id", "stream_id", "model", "method", "scenario", "phase", "window", "task_id", "replica")
 _PAID_COLUMNS = ("input_tokens", "cached_input_tokens", "output_tokens", "cost_usd")
 # An episode's tokens and cost from its journaled calls, every process's: a resumed episode's own row counts
 # only what the resuming process paid (its earlier answers replay free). The offline model journals no
@@ -39,6 +40,10 @@ _EPISODE_FROM = "FROM episodes e JOIN units u ON u.run_id = e.run_id AND u.unit_
 _EPISODE_DETAILS = (f"SELECT {_EPISODE_DETAIL_COLUMNS} {_EPISODE_FROM} {_EPISODE_WHERE} "
                     "ORDER BY u.rowid LIMIT ? OFFSET ?")
 _EPISODE_MATCHES = f"SELECT count(*) {_EPISODE_FROM} {_EPISODE_WHERE}"
+# Every episode of a run for re-grading, tokens and cost as the episode's own row holds them: `verify`
+# reads neither, and summing each episode's calls would read the run's calls once per episode.
+_RECORDED_EPISODES = (f"SELECT {', '.join(('u.' if n in _UNIT_COLUMNS else 'e.') + n for n in EpisodeDetail._fields)} "
+                      f"{_EPISODE_FROM} WHERE e.run_id = ? ORDER BY u.rowid")
 # The first `limit` failed test episodes of every setting (in planning order), and how many there are.
 _FAILED_PER_SETTING = f"""
 SELECT {", ".join(EpisodeDetail._fields)} FROM (
@@ -69,6 +74,11 @@ class ViewQueries:
         """Finished episodes matching `where`, in planning order (`limit` -1: all of them)."""
         rows = await self._rows(_EPISODE_DETAILS, (run_id, *where.params(), limit, offset))
         return [EpisodeDetail._make(row) for row in rows]
+
+    async def recorded_episodes(self, run_id: str) -> list[EpisodeDetail]:
+        """Every finished episode with its record and grade, in planning order, for re-grading without a
+        model (tokens and cost as the episode row stored them: what its last process paid)."""
+        return [EpisodeDetail._make(row) for row in await self._rows(_RECORDED_EPISODES, (run_id,))]
 
     async def episode_matches(self, run_id: str, where: EpisodeFilter) -> int:
         return int((await self._rows(_EPISODE_MATCHES, (run_id, *where.params())))[0][0])

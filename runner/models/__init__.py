@@ -1,6 +1,7 @@
 """Model clients as a run uses them: built from names, and wrapped in the one stack every call passes.
 
-- `registry`: model names and sweep-file endpoints to clients (`build_models`), prices, pools.
+- `endpoints`: what a model name or a sweep file's `[endpoints.<name>]` points to (`Endpoint`), checked;
+  `registry`: endpoints to clients (`build_models`), prices, pools.
 - `stack`: `ClientStack`, the per-call stack (journal > gate > price; its docstring says why in that
   order): `journaled` (response cache and call rows), `gate` (priority limits), `priced` (the budget's
   reservation), with `capped`, `seeded`, `scoped`, `watched` for max tokens, replica seeds, scopes and

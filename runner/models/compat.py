@@ -31,7 +31,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from runner.models.registry import sends_prompt_cache_key
+from runner.models.endpoints import sends_prompt_cache_key
 from runner.providers import OpenAICompatClient
 from runner.providers.taxonomy import InfrastructureError
 from simulators.model_api import ModelRequest, ModelResponse

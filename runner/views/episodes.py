@@ -7,15 +7,12 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import orjson
-
-from runner.journal import EpisodeDetail, EpisodeFilter, Reader, RunRow, read_only
+from runner.journal import EpisodeFilter, Reader, RunRow, read_only
 from runner.views.filters import check_names
 from runner.views.transcript import FailedSetting, SettingKey, Transcript
 from simulators.errors import ShiftbenchInputError
-from simulators.record import EpisodeRecord
 
-__all__ = ["load_failed", "load_transcripts", "require_run", "split_stream", "transcript_of"]
+__all__ = ["load_failed", "load_transcripts", "require_run", "split_stream"]
 
 
 async def require_run(reader: Reader, path: Path, run_id: str) -> RunRow:
@@ -34,16 +31,6 @@ def split_stream(text: str, flag: str = "--stream") -> tuple[str, str]:
     return model, method
 
 
-def transcript_of(run_id: str, row: EpisodeDetail) -> Transcript:
-    return Transcript(
-        run_id=run_id, unit_id=row.unit_id, model=row.model, method=row.method, scenario=row.scenario,
-        phase=row.phase, window=row.window, task_id=row.task_id, category=row.category, reward=row.reward,
-        judge=row.judge, grade_details=orjson.loads(row.grade_details), turns=row.turns, tool_calls=row.tool_calls,
-        input_tokens=row.input_tokens, cached_input_tokens=row.cached_input_tokens, output_tokens=row.output_tokens,
-        cost_usd=row.cost_usd, latency_s=row.latency_s, end_reason=row.end_reason,
-        record=EpisodeRecord.from_json(orjson.loads(row.record)))
-
-
 async def load_transcripts(path: Path, run_id: str, where: EpisodeFilter,
                            limit: int) -> tuple[list[Transcript], int]:
     """The first `limit` matching episodes (-1: all) and how many match in all."""
@@ -54,7 +41,7 @@ async def load_transcripts(path: Path, run_id: str, where: EpisodeFilter,
         if not total:  # a name the run does not have is an error, not an empty answer
             check_names(run_id, where, await reader.units_of_run(run_id),
                         where.unit_id is None or await reader.has_unit(run_id, where.unit_id))
-    return [transcript_of(run_id, row) for row in rows], total
+    return [Transcript.of(run_id, row) for row in rows], total
 
 
 async def load_failed(path: Path, run_id: str, per_setting: int) -> dict[SettingKey, FailedSetting]:
@@ -65,5 +52,5 @@ async def load_failed(path: Path, run_id: str, per_setting: int) -> dict[Setting
         rows = await reader.failed_per_setting(run_id, per_setting)
     shown: dict[SettingKey, list[Transcript]] = defaultdict(list)
     for row in rows:
-        shown[(row.model, row.method, row.scenario)].append(transcript_of(run_id, row))
+        shown[(row.model, row.method, row.scenario)].append(Transcript.of(run_id, row))
     return {key: FailedSetting(shown=shown.get(key, []), total=total) for key, total in counts.items()}

@@ -15,7 +15,7 @@ import orjson
 
 from runner.common.files import output_folder
 from runner.journal import EpisodeFilter, Reader, StreamOfRun, read_only
-from runner.views.episodes import require_run, transcript_of
+from runner.views.episodes import require_run
 from runner.views.transcript import Transcript, transcript_data
 
 __all__ = ["export_jsonl", "stream_transcripts"]
@@ -24,7 +24,7 @@ __all__ = ["export_jsonl", "stream_transcripts"]
 async def stream_transcripts(reader: Reader, run_id: str,
                              stream: StreamOfRun) -> list[Transcript]:
     where = EpisodeFilter(model=stream.model, method=stream.method, scenario=stream.scenario, replica=stream.replica)
-    return [transcript_of(run_id, row) for row in await reader.episode_details(run_id, where)]
+    return [Transcript.of(run_id, row) for row in await reader.episode_details(run_id, where)]
 
 
 async def _by_stream(path: Path, run_id: str) -> AsyncIterator[tuple[StreamOfRun, list[Transcript]]]:

@@ -181,15 +181,16 @@ def _failed(report: Report, failed: Mapping[SettingKey, FailedSetting], anchors:
 
 
 def _transcript(t: Transcript) -> str:
-    summary = (f"{escape(t.task_id)} &middot; window {t.window} &middot; {escape(t.category)} &middot; "
-               f"{escape(t.score_line)} &middot; {escape(t.end_reason)}")
+    e = t.row  # the journaled episode
+    summary = (f"{escape(e.task_id)} &middot; window {e.window} &middot; {escape(e.category)} &middot; "
+               f"{escape(t.score_line)} &middot; {escape(e.end_reason)}")
     steps = "".join(_step(number, step) for number, step in enumerate(t.record.steps, start=1))
-    figures = (f"{t.turns} turns, {t.tool_calls} tool calls, {t.input_tokens} in / {t.output_tokens} out tokens, "
-               f"${t.cost_usd:.4f}, {t.latency_s:.1f} s")
+    figures = (f"{e.turns} turns, {e.tool_calls} tool calls, {e.input_tokens} in / {e.output_tokens} out tokens, "
+               f"${e.cost_usd:.4f}, {e.latency_s:.1f} s")
     finish = f"<p><b>finish</b></p><pre>{escape(t.finish)}</pre>" if t.finish else ""
     return (f"<details><summary>{summary}</summary>"
             f"<p><b>task</b> {escape(t.record.task.instruction)}</p><ol class=steps>{steps}</ol>{finish}"
-            f"<p><b>grade</b> {escape(t.score_line)} by {escape(t.judge or 'the grader')}</p>"
+            f"<p><b>grade</b> {escape(t.score_line)} by {escape(e.judge or 'the grader')}</p>"
             f"<pre>{escape(json_text(t.grade_details))}</pre><p class=note>{escape(figures)}</p></details>")
 
 

@@ -72,7 +72,7 @@ def _log(run: RunRow, model: str, method: str, scenario: str, transcripts: Seque
         metadata={"shiftbench_run": run.run_id, "method": method, "scenario": scenario,
                   "config_hash": run.config_hash, "dataset_fingerprint": run.dataset_fingerprint,
                   "code_version": run.code_version})
-    tests = [t.reward for t in transcripts if t.phase == "test"]
+    tests = [t.row.reward for t in transcripts if t.row.phase == "test"]
     metrics = {"mean_test_reward": EvalMetric(name="mean_test_reward", value=sum(tests) / len(tests) if tests else 0.0)}
     results = EvalResults(total_samples=len(transcripts), completed_samples=len(transcripts),
                           scores=[EvalScore(name=SCORER, scorer=SCORER, metrics=metrics)])
@@ -82,17 +82,18 @@ def _log(run: RunRow, model: str, method: str, scenario: str, transcripts: Seque
 
 
 def _sample(t: Transcript) -> EvalSample:
+    e = t.row  # the journaled episode
     messages = _messages(t)
     final = t.finish or (t.record.steps[-1].reply if t.record.steps else "")
     return EvalSample(
-        id=f"{t.phase}/{t.task_id}", epoch=1, input=t.record.task.instruction, target="",
-        messages=messages, output=ModelOutput.from_content(model=t.model, content=final),
-        scores={SCORER: Score(value=t.reward, answer=t.finish or None, explanation=json_text(t.grade_details),
-                              metadata={"judge": t.judge, "score_line": t.score_line})},
-        metadata={"unit_id": t.unit_id, "phase": t.phase, "window": t.window, "category": t.category,
-                  "turns": t.turns, "tool_calls": t.tool_calls, "input_tokens": t.input_tokens,
-                  "output_tokens": t.output_tokens, "cost_usd": t.cost_usd, "latency_s": t.latency_s,
-                  "end_reason": t.end_reason})
+        id=f"{e.phase}/{e.task_id}", epoch=1, input=t.record.task.instruction, target="",
+        messages=messages, output=ModelOutput.from_content(model=e.model, content=final),
+        scores={SCORER: Score(value=e.reward, answer=t.finish or None, explanation=json_text(t.grade_details),
+                              metadata={"judge": e.judge, "score_line": t.score_line})},
+        metadata={"unit_id": e.unit_id, "phase": e.phase, "window": e.window, "category": e.category,
+                  "turns": e.turns, "tool_calls": e.tool_calls, "input_tokens": e.input_tokens,
+                  "output_tokens": e.output_tokens, "cost_usd": e.cost_usd, "latency_s": e.latency_s,
+                  "end_reason": e.end_reason})
 
 
 def _messages(t: Transcript) -> list[ChatMessage]:

@@ -38,27 +38,28 @@ def print_transcripts(transcripts: Sequence[Transcript], more: int, console: Con
 
 
 def render_transcript(t: Transcript) -> RenderableType:
+    e = t.row  # the journaled episode
     # The title holds what tells one episode from the next in a long list, most telling first, short
     # enough for a narrow terminal (a panel cuts its title at the border); the rest opens the body,
     # where it wraps instead of being cut.
-    title = f"{t.score_line}  window {t.window}  {t.category}  {t.phase}"
+    title = f"{t.score_line}  window {e.window}  {e.category}  {e.phase}"
     parts: list[RenderableType] = [
-        Text(f"{t.stream}  {t.scenario}  window {t.window}  {t.category}  {t.phase}  task {t.task_id}", style="bold"),
-        Text(f"unit {t.unit_id}", style="dim"),
+        Text(f"{t.stream}  {e.scenario}  window {e.window}  {e.category}  {e.phase}  task {e.task_id}", style="bold"),
+        Text(f"unit {e.unit_id}", style="dim"),
         _labelled("task", t.record.task.instruction)]
     for number, step in enumerate(t.record.steps, start=1):
         parts += [Rule(f"turn {number}", style="dim", align="left"), *_step(step)]
     parts.append(Rule("outcome", style="dim", align="left"))
     if t.finish:
         parts.append(_labelled("finish", t.finish))
-    parts.append(_labelled("ended", t.end_reason))
-    parts.append(_labelled("grade", f"{t.score_line} by {t.judge or 'the grader'}"))
+    parts.append(_labelled("ended", e.end_reason))
+    parts.append(_labelled("grade", f"{t.score_line} by {e.judge or 'the grader'}"))
     if t.grade_details:
         parts.append(Text(json_text(t.grade_details)))
-    parts.append(Text(f"{t.turns} turns, {t.tool_calls} tool calls, {t.input_tokens} in "
-                      f"({t.cached_input_tokens} cached) / {t.output_tokens} out tokens, ${t.cost_usd:.4f}, "
-                      f"{t.latency_s:.1f} s", style="dim"))
-    style = "green" if t.reward >= 1.0 else "red"
+    parts.append(Text(f"{e.turns} turns, {e.tool_calls} tool calls, {e.input_tokens} in "
+                      f"({e.cached_input_tokens} cached) / {e.output_tokens} out tokens, ${e.cost_usd:.4f}, "
+                      f"{e.latency_s:.1f} s", style="dim"))
+    style = "green" if e.reward >= 1.0 else "red"
     return Panel(Group(*parts), title=Text(title, style=f"bold {style}"), title_align="left", border_style=style)
 
 

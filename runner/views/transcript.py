@@ -1,6 +1,6 @@
 """One episode as a person reads it: the task, each turn, the finish, the grade, what it cost.
 
-A `Transcript` is built from one journaled episode (its unit, its row, its stored record) and rendered
+A `Transcript` is one journaled episode (the journal's `EpisodeDetail`, its grade and record decoded), rendered
 for a terminal (`show`, through rich, in `runner.views.show`), for the HTML report, and as plain data
 (`show --json`, `export --format jsonl`). An episode "failed" when it did not earn the full score:
 binary domains score 0 or 100, a pitch scores anywhere between.
@@ -14,43 +14,41 @@ from typing import Any
 
 import orjson
 
+from runner.journal import EpisodeDetail
 from simulators.protocol import JSON
 from simulators.record import EpisodeRecord, score_line
 
 __all__ = ["FailedSetting", "SettingKey", "Transcript", "failed", "json_text", "transcript_data"]
 
 
+# The episode's fields that its plain data carries, in order (its unit and row, minus the journal's own
+# bookkeeping: the stream id and when it finished).
+_DATA_FIELDS = tuple(name for name in EpisodeDetail._fields
+                     if name not in ("stream_id", "finished_at", "grade_details", "record"))
+
+
 @dataclass(frozen=True)
 class Transcript:
+    """One journaled episode (`row`, the journal's one read type of an episode) with its stored grade
+    and record decoded."""
+
     run_id: str
-    unit_id: str
-    model: str
-    method: str
-    scenario: str
-    phase: str
-    window: int
-    task_id: str
-    category: str
-    reward: float
-    judge: str
+    row: EpisodeDetail
     grade_details: JSON
-    turns: int
-    tool_calls: int
-    input_tokens: int
-    cached_input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    latency_s: float
-    end_reason: str
     record: EpisodeRecord
+
+    @classmethod
+    def of(cls, run_id: str, row: EpisodeDetail) -> Transcript:
+        return cls(run_id=run_id, row=row, grade_details=orjson.loads(row.grade_details),
+                   record=EpisodeRecord.from_json(orjson.loads(row.record)))
 
     @property
     def stream(self) -> str:
-        return f"{self.model}/{self.method}"
+        return f"{self.row.model}/{self.row.method}"
 
     @property
     def score_line(self) -> str:
-        return score_line(self.reward)
+        return score_line(self.row.reward)
 
     @property
     def finish(self) -> str:
@@ -70,12 +68,14 @@ class FailedSetting:
 
 
 def failed(transcript: Transcript) -> bool:
-    return transcript.reward < 1.0
+    return transcript.row.reward < 1.0
 
 
 def transcript_data(transcript: Transcript) -> dict[str, Any]:
-    """Plain data for JSON: every field, the record as the journal stored it."""
-    return asdict(transcript)
+    """Plain data for JSON: the episode's fields, its grade, and the record as the journal stored it."""
+    row = transcript.row
+    return {"run_id": transcript.run_id, **{name: getattr(row, name) for name in _DATA_FIELDS},
+            "grade_details": transcript.grade_details, "record": asdict(transcript.record)}
 
 
 def json_text(value: object) -> str:

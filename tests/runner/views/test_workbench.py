@@ -62,6 +62,13 @@ def test_show_one_unit_and_a_window(swept: tuple[Path, str], capsys: pytest.Capt
     assert main(["show", run_id, "--unit", str(unit_id), "--json", "--journal", str(journal)]) == 0
     (only,) = json.loads(capsys.readouterr().out)
     assert only["unit_id"] == unit_id and only["window"] == window and only["phase"] == "test"
+    # Every field a transcript's plain data carries, in order: the episode's unit and row, its grade, its
+    # record (show --json and export share it; the replica tells two replicas' tries of one task apart).
+    assert list(only) == ["run_id", "unit_id", "model", "method", "scenario", "phase", "window", "task_id",
+                          "category", "reward", "judge", "turns", "tool_calls", "input_tokens",
+                          "cached_input_tokens", "output_tokens", "cost_usd", "latency_s", "end_reason",
+                          "replica", "grade_details", "record"]
+    assert only["run_id"] == run_id and only["replica"] == 0 and isinstance(only["grade_details"], dict)
     assert main(["show", run_id, "--window", "999", "--journal", str(journal)]) == 2
     assert "--window 999: no such window in run" in capsys.readouterr().err
 
