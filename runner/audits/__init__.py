@@ -13,4 +13,7 @@ meaning-preserving rewrites of its tasks.
 Replays go through the same episode loop, client stack and journal as a run: their calls are priced,
 budgeted and journaled under the audit's id (named by run, spec and code version), and an interrupted
 audit resumes, skipping the cases it has journaled.
+
+Arrows: audits -> schedule (the episode loop), models, stats, cost, config, display, journal, providers,
+common.
 """

@@ -8,6 +8,9 @@ the audits add their own (`runner.audits.cli`). A command imports what only it n
 `run` and `resume` start without numpy, the report or the views.
 
 `runner.cli:main` is the console entry point; `python -m runner.cli` runs the same.
+
+Arrows: cli -> every package but display and stats (it is the top of the house): views, evidence, report,
+audits, method_check, shards, schedule, models, cost, config, journal, providers, datasets, common.
 """
 
 from __future__ import annotations

@@ -57,6 +57,8 @@ ad-hoc assertions).
 
 Meters (bench/): `journal.commits`, `journal.batches`, `journal.writer_s` (time inside transactions),
 and `journal.observe(JournalObserver)` for every commit's wait, hand-over and read.
+
+Arrows: journal -> common.
 """
 
 from runner.journal.batch import STOPPING, Batch, Statement

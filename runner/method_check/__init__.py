@@ -4,6 +4,8 @@ A small stream (by default the built-in suite's retail_l1, 3 serving and 3 test 
 offline scripted model) is played once with the method learning as a run would (`play`); then each
 check (`checks`) replays the recorded blocks on fresh instances and prints PASS or FAIL with its first
 evidence. The exit code is 1 on any FAIL, 0 when all pass.
+
+Arrows: method_check -> schedule (the episode loop), models, config, providers.
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 `model` is what a report says (typed dataclasses); `build` reads a run from the journal and assembles
 that model; the renderers each turn the model into one format: `text` (terminal and Markdown, through
 the tables of `sections`), `csv_export` and `sealed` (JSON with its sha256). The HTML page
-(`runner.views.html_report`) and the evidence commands read the same model. Arrows run
-build -> model <- renderers; no renderer reads the journal.
+(`runner.views.html_report`) and the evidence commands read the same model. Inside, imports
+run build -> model <- renderers; no renderer reads the journal.
+
+Arrows: report -> audits (state-audit rates), stats, cost, config, journal, common.
 """
 
 from __future__ import annotations

@@ -7,4 +7,6 @@
 - `compare_replicas`, `repeats`, `slices`, `seal`, `stats` (sign test, Clopper-Pearson, pass^k, t/F quantiles).
 
 Nothing here reads the journal or a report: `runner.report` and `runner.evidence` feed it.
+
+Arrows: none.
 """
