@@ -92,6 +92,9 @@ CREATE TABLE IF NOT EXISTS model_calls (
     retried TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS calls_by_run ON model_calls (run_id, purpose);
+-- Per-episode call sums (show, export, estimate) look calls up by unit; without it each episode reads the
+-- run's every call, and those commands grow with the square of the run.
+CREATE INDEX IF NOT EXISTS calls_by_unit ON model_calls (run_id, unit_id);
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT NOT NULL, stream_id TEXT NOT NULL, label TEXT NOT NULL,
     position INTEGER NOT NULL, state BLOB NOT NULL,
