@@ -14,12 +14,13 @@ by replica index too (`compare_replicas`), and the verdict line says when K is t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from runner.report import scenario_sort_key
+from runner.report.model import ONE_FAMILY, ONE_FAMILY_EACH
 from runner.stats.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
 from runner.stats.compare_replicas import ReplicaVerdict, paired_intervals, replica_verdict
 from runner.stats.outcomes import MEASURES, MICRO, Outcome, StreamRef, TaskKey, by_task, task_values
@@ -41,9 +42,16 @@ class PairedFigure:
     ties: int
     losses: int
     sign_test_p: float
+    no_ci: str = field(default=ONE_FAMILY, compare=False)
+    """What stands for the interval when there is none: it rests on one task family (per setting)."""
+
+    @property
+    def ci_text(self) -> str:
+        return self.no_ci if self.ci is None else f"[{self.ci.lo:.1f}, {self.ci.hi:.1f}]"
 
     def as_json(self) -> dict[str, Any]:
-        return {"diff": self.diff, "ci": None if self.ci is None else self.ci.as_list(), "wins": self.wins,
+        return {"diff": self.diff, "ci": None if self.ci is None else self.ci.as_list(),
+                **({"ci_note": self.no_ci} if self.ci is None else {}), "wins": self.wins,
                 "ties": self.ties, "losses": self.losses, "sign_test_p": self.sign_test_p}
 
 
@@ -96,11 +104,12 @@ def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b
     against = {(t.setting, t.task_id): t.value for t in b_values}
     categories = {(t.setting, t.task_id): t.category for t in a_values}
 
-    def figure(keys: list[TaskKey], diff: float | None, ci: Interval | None) -> PairedFigure | None:
+    def figure(keys: list[TaskKey], diff: float | None, ci: Interval | None,
+               no_ci: str = ONE_FAMILY) -> PairedFigure | None:
         if diff is None or not keys:
             return None
         wins, ties, losses = win_tie_loss([(pairs[k], against[k]) for k in keys])
-        return PairedFigure(diff, ci, wins, ties, losses, sign_test_p(wins, losses))
+        return PairedFigure(diff, ci, wins, ties, losses, sign_test_p(wins, losses), no_ci)
 
     settings: dict[str, dict[str, PairedFigure]] = {}
     for scenario in sorted({k[0] for k in pairs}, key=scenario_sort_key):
@@ -112,9 +121,9 @@ def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b
                 settings.setdefault(scenario, {})[label] = found
     hidden = [k for k in pairs if categories[k] == "hidden"]
     specified = [k for k in pairs if categories[k] == "fully_specified" and k[0].split("_")[0] in SPECIFIED_DOMAINS]
-    avg_h = figure(hidden, _mean_of(settings, "h"), draws.avg_h_interval())
+    avg_h = figure(hidden, _mean_of(settings, "h"), draws.avg_h_interval(), ONE_FAMILY_EACH)
     avg_f = figure(specified, _mean_of({s: v for s, v in settings.items() if s.split("_")[0] in SPECIFIED_DOMAINS},
-                                       "f"), draws.avg_f_interval())
+                                       "f"), draws.avg_f_interval(), ONE_FAMILY_EACH)
     verdict = replica_verdict(a_outcomes, b_outcomes, None if avg_h is None else avg_h.diff,
                               None if avg_h is None else avg_h.ci)
     return Comparison(a=a, b=b, pairs=len(pairs), avg_h=avg_h, avg_f=avg_f, settings=settings,
@@ -209,12 +218,12 @@ def render_comparison_text(comparison: Comparison) -> str:
     rows = [("Avg H", comparison.avg_h), ("Avg F", comparison.avg_f)]
     rows += [(f"{name} {label.upper()}", figure) for name, figures in comparison.settings.items()
              for label, figure in figures.items()]
-    lines.append(f"{'':<14} {'diff':>7} {'interval':>17} {'win':>5} {'tie':>5} {'loss':>5} {'sign p':>9}")
+    width = max([17, *(len(figure.ci_text) for _, figure in rows if figure is not None)])
+    lines.append(f"{'':<14} {'diff':>7} {'interval':>{width}} {'win':>5} {'tie':>5} {'loss':>5} {'sign p':>9}")
     for label, figure in rows:
         if figure is None:
             continue
-        ci = "-" if figure.ci is None else f"[{figure.ci.lo:.1f}, {figure.ci.hi:.1f}]"
-        lines.append(f"{label:<14} {figure.diff:>+7.1f} {ci:>17} {figure.wins:>5} {figure.ties:>5} "
+        lines.append(f"{label:<14} {figure.diff:>+7.1f} {figure.ci_text:>{width}} {figure.wins:>5} {figure.ties:>5} "
                      f"{figure.losses:>5} {p_value_text(figure.sign_test_p):>9}")
     lines += ["", f"{'per task':<14} {'A':>12} {'B':>12} {'A - B':>12} {'r':>7} {'median r':>9}"]
     for name, m in comparison.per_task.items():

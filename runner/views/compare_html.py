@@ -21,8 +21,10 @@ __all__ = ["render_compare_html"]
 
 def render_compare_html(comparison: Comparison, a: RunEvidence, b: RunEvidence) -> str:
     rows = _rows(comparison)
-    chart = difference_svg([DiffRow(label, f.diff, None if f.ci is None else (f.ci.lo, f.ci.hi))
-                            for label, f in rows], f"A - B: {comparison.a.name} vs {comparison.b.name}", "diff")
+    # A point without a bar says why on its own line: it rests on one task family.
+    diffs = [DiffRow(label, f.diff, (f.ci.lo, f.ci.hi)) if f.ci is not None
+             else DiffRow(f"{label}: {f.no_ci}", f.diff, None) for label, f in rows]
+    chart = difference_svg(diffs, f"A - B: {comparison.a.name} vs {comparison.b.name}", "diff")
     return page(f"shiftbench compare {comparison.a} vs {comparison.b}", [
         _heading(comparison),
         section("Paired differences", figure(chart, "differences", "A - B per setting") + _differences(rows)),
@@ -51,7 +53,7 @@ def _heading(comparison: Comparison) -> str:
 
 
 def _differences(rows: list[tuple[str, PairedFigure]]) -> str:
-    cells = [[escape(label), score(f.diff, None if f.ci is None else (f.ci.lo, f.ci.hi), signed=True),
+    cells = [[escape(label), score(f.diff, f.no_ci if f.ci is None else (f.ci.lo, f.ci.hi), signed=True),
               str(f.wins), str(f.ties), str(f.losses), p_value_text(f.sign_test_p)] for label, f in rows]
     return table(["figure", "A - B", "win", "tie", "loss", "sign p"], cells)
 

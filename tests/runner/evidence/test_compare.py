@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -57,6 +58,21 @@ def test_repeats_are_averaged_per_task_before_pairing() -> None:
     comparison = compare_streams(A, a, B, b)
     assert comparison.pairs == 1 and comparison.avg_h is not None
     assert comparison.avg_h.diff == pytest.approx(25.0)
+
+
+def test_a_figure_over_one_task_family_says_it_has_no_interval_in_text_and_json() -> None:
+    # Every pitch task of a window is one family: its setting's draws never vary, and neither does Avg H.
+    a = [replace(outcome("tabular", "pitch_l1", i, "hidden", 0.8), family="pitch") for i in range(6)]
+    b = [replace(outcome("blind", "pitch_l1", i, "hidden", 0.5), family="pitch") for i in range(6)]
+    comparison = compare_streams(A, a, B, b)
+    assert comparison.avg_h is not None and comparison.avg_h.ci is None
+    text = render_comparison_text(comparison)
+    assert "no interval (1 family per setting)" in text and "pitch_l1 H" in text
+    setting_line = next(line for line in text.splitlines() if line.startswith("pitch_l1 H"))
+    assert "no interval (1 family)" in setting_line
+    payload = orjson.loads(render_comparison_json(comparison))
+    assert payload["avg_h"]["ci"] is None and payload["avg_h"]["ci_note"] == "no interval (1 family per setting)"
+    assert payload["settings"]["pitch_l1"]["ci_note"] == "no interval (1 family)"  # its H figure
 
 
 def test_different_task_sets_are_refused_in_one_line() -> None:
