@@ -40,6 +40,9 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
                         help="jsonl: one line per episode; inspect: one Inspect log per stream "
                              "(needs pip install 'shiftbench[inspect]'; open with `inspect view --log-dir DIR`)")
     export.add_argument("--out", type=Path, required=True, help="the folder to write into")
+    export.add_argument("--stream", help="only this stream, model/method (default: every stream)")
+    export.add_argument("--scenario", help="only this scenario")
+    export.add_argument("--replica", type=int, metavar="K", help="only this stream replica of a run with --replicas")
     add_journal(export)
     journal = commands.add_parser("journal", help="journal maintenance")
     actions = journal.add_subparsers(dest="journal_command", required=True)
@@ -103,15 +106,18 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.views.episodes import split_stream
     from runner.views.export import export_jsonl
 
+    model, method = split_stream(args.stream) if args.stream else (None, None)
+    where = EpisodeFilter(model=model, method=method, scenario=args.scenario, replica=args.replica)
     # The folder is made by the export itself (runner.common.files.output_folder), and removed if the export fails.
     if args.format == "jsonl":
-        target, count = run(export_jsonl, journal, args.run_id, args.out)
+        target, count = run(export_jsonl, journal, args.run_id, args.out, "--out", where)
         print(f"Wrote {count} episodes to {target}")
         return 0
     inspect = load_extra("runner.views.inspect_export", "inspect", "export --format inspect")
-    written = run(inspect.export_inspect, journal, args.run_id, args.out)
+    written = run(inspect.export_inspect, journal, args.run_id, args.out, "--out", where)
     for target, count in written:
         print(f"Wrote {target} ({count} samples)")
     print(f"Open them with: inspect view --log-dir {args.out}")

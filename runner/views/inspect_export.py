@@ -32,9 +32,9 @@ from inspect_ai.tool import ToolCall
 
 from runner.common.files import output_folder
 from runner.config.plan import replica_label
-from runner.journal import RunRow, read_only
+from runner.journal import EpisodeFilter, RunRow, read_only
 from runner.views.episodes import require_run
-from runner.views.export import stream_transcripts
+from runner.views.export import EVERY_STREAM, selected_streams, stream_transcripts
 from runner.views.transcript import Transcript, json_text
 from simulators.record import Step
 
@@ -43,14 +43,15 @@ __all__ = ["SCORER", "export_inspect"]
 SCORER = "shiftbench"
 
 
-async def export_inspect(path: Path, run_id: str, out: Path, flag: str = "--out") -> list[tuple[Path, int]]:
-    """Write one `.eval` log per stream into `out` (made if absent; the logs appear only when all are
-    written); returns each file with its sample count."""
+async def export_inspect(path: Path, run_id: str, out: Path, flag: str = "--out",
+                         where: EpisodeFilter = EVERY_STREAM) -> list[tuple[Path, int]]:
+    """Write one `.eval` log per stream `where` selects into `out` (made if absent; the logs appear only
+    when all are written); returns each file with its sample count."""
     written = []
     with output_folder(out, flag) as folder:
         async with read_only(path) as reader:
             run = await require_run(reader, path, run_id)
-            for stream in await reader.streams_of_run(run_id):
+            for stream in await selected_streams(reader, run_id, where):
                 transcripts = await stream_transcripts(reader, run_id, stream)
                 replica = f"_{replica_label(stream.replica)}" if stream.replica else ""
                 name = f"{run_id}_{_slug(stream.model)}_{stream.method}_{stream.scenario}{replica}.eval"

@@ -177,6 +177,24 @@ def test_export_jsonl_has_one_line_per_episode(swept: tuple[Path, str], tmp_path
     assert [p.name for p in (tmp_path / "out").iterdir()] == [f"{run_id}.jsonl"]  # no temporary left behind
 
 
+def test_export_of_one_stream_and_scenario_and_of_a_name_the_run_lacks(
+        swept: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    assert main(["export", run_id, "--out", str(tmp_path / "one"), "--stream", "scripted/blind",
+                 "--scenario", "retail_l1", "--journal", str(journal)]) == 0
+    rows = [orjson.loads(line) for line in (tmp_path / "one" / f"{run_id}.jsonl").read_bytes().splitlines()]
+    expected = _journal_rows(journal, "SELECT count(*) FROM units u JOIN episodes e USING (run_id, unit_id) "
+                                      "WHERE u.method = 'blind' AND u.scenario = 'retail_l1'")[0][0]
+    assert len(rows) == expected > 0
+    assert {(r["method"], r["scenario"]) for r in rows} == {("blind", "retail_l1")}
+    capsys.readouterr()
+    assert main(["export", run_id, "--out", str(tmp_path / "none"), "--stream", "scripted/nothing",
+                 "--journal", str(journal)]) == 2
+    error = capsys.readouterr().err
+    assert "--stream scripted/nothing" in error and "scripted/blind" in error
+    assert not (tmp_path / "none").exists()  # refused before anything was written
+
+
 def test_export_inspect_logs_read_back_with_inspects_reader(swept: tuple[Path, str], tmp_path: Path) -> None:
     log_api = pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed "
                                                           "(pip install -e '.[inspect]'; .ci/run installs it)")
