@@ -144,9 +144,9 @@ def test_sigkill_at_random_moments_then_resume_gives_identical_rewards(built_sui
     """Random moments find what chosen ones miss; only the outcome is asserted, not how many kills landed.
 
     A pilot of 40 tasks a window (every domain, the pitch judge, a learning method, serving blocks and
-    window checkpoints as in a full sweep; 2,048 episodes) instead of the full scenarios (5,790): the
+    window checkpoints as in a full sweep; 2,048 episodes) instead of the full scenarios (3,246): the
     kill moments are drawn over the run's own duration, so the shorter run is killed at the same kinds of
-    moment in about a third of the time."""
+    moment in about half the time."""
     reference = tmp_path / "reference.sqlite"
     methods, scenarios = "blind,oracle,tabular", "banking_l1,retail_l1,pitch_l1"
 
