@@ -33,7 +33,10 @@ def add_probe_parser(commands: Any) -> None:
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
+    from runner.models.endpoints import check_endpoint_tables
+
     config = load_config_file(args.config) if args.config else SweepConfig()
+    check_endpoint_tables(args.config or Path("flags"), config.endpoints)
     config = replace(config, models=tuple(args.models), allow_unpriced=True).validate("flags")
     run_async(_probe, config, args.full, args.context_tokens)
     return 0

@@ -113,6 +113,10 @@ def sweep_config(args: argparse.Namespace) -> SweepConfig:
     if getattr(args, "plan", None):
         return follow_plan(args.plan, flag_overrides(args), print)
     config = load_config_file(args.config) if args.config else SweepConfig()
+    if args.config:
+        from runner.models.endpoints import check_endpoint_tables
+
+        check_endpoint_tables(args.config, config.endpoints)
     return replace(config, **flag_overrides(args)).validate("flags")
 
 

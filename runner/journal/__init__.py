@@ -62,7 +62,7 @@ Arrows: journal -> common.
 """
 
 from runner.journal.batch import STOPPING, Batch, Statement
-from runner.journal.media import JournalError, JournalFull, refuse_read_only_journal
+from runner.journal.media import JournalError, JournalFull, recover_hint, refuse_read_only_journal
 from runner.journal.read_rows import (
     CacheUsage,
     CallUsage,
@@ -153,6 +153,7 @@ __all__ = [
     "read_only",
     "round_trip_us",
     "refuse_foreign_database",
+    "recover_hint",
     "refuse_read_only_journal",
     "vacuum",
 ]

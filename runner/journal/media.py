@@ -27,7 +27,7 @@ from runner.common.files import DiskFull, location_problem
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["DAMAGE", "JournalError", "JournalFull", "cannot_open", "damaged", "is_damage", "no_side_files_left",
-           "read_only_uri", "read_uri", "refuse_read_only_journal", "told", "wal_of", "writable"]
+           "read_only_uri", "recover_hint", "read_uri", "refuse_read_only_journal", "told", "wal_of", "writable"]
 
 DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 """SQLite's names for a file whose pages cannot be read as a database."""
@@ -123,6 +123,13 @@ def damaged(path: Path, exc: sqlite3.Error, had_wal: bool | None = None) -> Jour
     return JournalError(f"{path}: the journal is damaged ({exc}); nothing was changed. To try: {wal_hint}; or copy "
                         f"out what is readable with `sqlite3 {path} .recover | sqlite3 recovered.sqlite` (`.dump` "
                         "where that sqlite3 has no .recover) and pass --journal recovered.sqlite")
+
+
+def recover_hint(path: Path) -> str:
+    """For a file that is not a database at all: a journal whose first page was damaged reads the same,
+    and `.recover` may still copy out its other pages."""
+    return (f"if it was a journal whose first bytes were damaged, `sqlite3 {path} .recover | sqlite3 "
+            "recovered.sqlite` may still copy out what is readable")
 
 
 def told(path: Path, error: BaseException, had_wal: bool) -> BaseException:

@@ -25,6 +25,7 @@ from runner.journal.media import (
     is_damage,
     read_only_uri,
     read_uri,
+    recover_hint,
     refuse_read_only_journal,
     wal_of,
 )
@@ -193,7 +194,7 @@ def _unusable(path: Path, exc: sqlite3.DatabaseError, had_wal: bool) -> JournalE
     if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":  # SQLite opens lazily: met at the first read
         return cannot_open(path, exc, had_wal)
     return JournalError(f"{path}: not a shiftbench journal ({exc}); pass --journal PATH to a journal file, or a "
-                        "new path to start one")
+                        f"new path to start one; {recover_hint(path)}")
 
 
 def _has_sqlite_header(path: Path) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from runner.common.toml_tables import suggestion
@@ -19,7 +20,8 @@ from runner.providers import RateLimits
 from runner.providers.endpoint import EXTRA_SCOPES
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["CACHE_TTLS", "KINDS", "Endpoint", "Kind", "endpoint_of", "named_endpoint", "sends_prompt_cache_key"]
+__all__ = ["CACHE_TTLS", "KINDS", "Endpoint", "Kind", "check_endpoint_tables", "endpoint_of", "named_endpoint",
+           "sends_prompt_cache_key"]
 
 
 @dataclass(frozen=True)
@@ -82,9 +84,15 @@ def _endpoint(name: str, endpoints: Mapping[str, Any]) -> Endpoint:
     return Endpoint(kind, model, base_url, KINDS[kind].key_env, RateLimits(), {})
 
 
-def named_endpoint(name: str, table: Any) -> Endpoint:
+def check_endpoint_tables(source: Path, endpoints: Mapping[str, Any]) -> None:
+    """Every `[endpoints.<name>]` of a sweep file, checked as it is read, so an error names the file."""
+    for name, table in endpoints.items():
+        named_endpoint(name, table, str(source))
+
+
+def named_endpoint(name: str, table: Any, source: str = "sweep file") -> Endpoint:
     """A sweep file's `[endpoints.<name>]` table, checked whole (every endpoint is, used or not)."""
-    where = f"sweep file [endpoints.{name}]"
+    where = f"{source} [endpoints.{name}]"
     check_endpoint_keys(where, table)
     _check_types(where, table)
     kind = str(table.get("kind", ""))

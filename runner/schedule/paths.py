@@ -29,11 +29,13 @@ def check_journal_target(path: Path, flag: str = "--journal") -> None:
     if path.exists():
         # An empty file is a journal a run created and was killed in before SQLite wrote its first page
         # (SQLite itself opens it as a new database): starting again there must work.
-        if not path.is_file() or not (_is_sqlite(path) or path.stat().st_size == 0):
-            raise ShiftbenchInputError(f"{flag} {path}: exists and is not a shiftbench journal; give a journal "
-                                       "file or a new path")
         # SQLite's import only where a journal is named
-        from runner.journal import refuse_foreign_database, refuse_read_only_journal
+        from runner.journal import recover_hint, refuse_foreign_database, refuse_read_only_journal
+
+        if not path.is_file() or not (_is_sqlite(path) or path.stat().st_size == 0):
+            hint = f"; {recover_hint(path)}" if path.is_file() else ""
+            raise ShiftbenchInputError(f"{flag} {path}: exists and is not a shiftbench journal; give a journal "
+                                       f"file or a new path{hint}")
 
         refuse_read_only_journal(path, flag)
         if path.stat().st_size:

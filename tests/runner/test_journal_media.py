@@ -134,5 +134,10 @@ def test_a_file_that_is_not_sqlite_is_not_called_damaged(tmp_path: Path, capsys:
     notes.write_text("my notes, not a journal")
     before = snapshot(tmp_path)
     assert main(["runs", "--journal", str(notes)]) == 2
-    assert "notes.sqlite: not a shiftbench journal (file is not a database)" in one_error_line(capsys)
+    line = one_error_line(capsys)
+    assert "notes.sqlite: not a shiftbench journal (file is not a database)" in line
+    # A journal whose first page was overwritten reads the same: the line still says what may recover it.
+    assert f"if it was a journal whose first bytes were damaged, `sqlite3 {notes} .recover" in line
+    assert main(["run", "--journal", str(notes), "--display", "none"]) == 2
+    assert "exists and is not a shiftbench journal" in (line := one_error_line(capsys)) and ".recover" in line
     assert snapshot(tmp_path) == before
