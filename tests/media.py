@@ -1,124 +1,53 @@
-"""Real bad media for tests, made where the test runs (as root: chmod does not stop root, so a read-only
-location is a read-only bind mount; a full disk is a small tmpfs; a device is a node of our own, never
-the machine's /dev/null, which an output check that regressed would replace).
-
-Each helper skips the test, saying why, where the machine does not allow it (no mount permission,
-no mknod).
-"""
+"""Real bad media for tests (bench/media.py makes them): each helper skips the test, saying why, where the
+machine does not allow it (no mount permission, no mknod)."""
 
 from __future__ import annotations
 
-import os
-import socket
-import stat
-import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
-NULL_DEVICE = (1, 3)
-FULL_DEVICE = (1, 7)
-"""Linux's character devices: writes vanish (null), or fail with ENOSPC (full)."""
+from bench import media
+from bench.media import FULL_DEVICE, NULL_DEVICE, fifo, fill, snapshot, unix_socket
 
+__all__ = ["FULL_DEVICE", "NULL_DEVICE", "device", "fifo", "fill", "hazards", "read_only_view", "small_disk",
+           "snapshot", "unix_socket"]
 
-def _mount(*args: str) -> None:
-    done = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"mount {' '.join(args)} is not permitted here ({done.stderr.strip() or done.returncode})")
-
-
-def _unmount(target: Path) -> None:
-    done = subprocess.run(["umount", str(target)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:  # a file still open there (a failing test's connection): detach it anyway
-        subprocess.run(["umount", "--lazy", str(target)], capture_output=True, check=True)
+T = TypeVar("T")
 
 
 @contextmanager
-def read_only_view(folder: Path) -> Iterator[Path]:
+def _or_skip(made: AbstractContextManager[T]) -> Iterator[T]:
+    """Enter `made`, skipping the test if the machine refuses the medium; leave it as it leaves."""
+    with ExitStack() as stack:
+        try:
+            entered = stack.enter_context(made)
+        except media.Unavailable as exc:
+            pytest.skip(str(exc))
+        yield entered
+
+
+def read_only_view(folder: Path) -> AbstractContextManager[Path]:
     """`folder` seen through a read-only bind mount (EROFS for every writer, root included)."""
-    view = folder.with_name(folder.name + "-ro")
-    view.mkdir()
-    _mount("--bind", str(folder), str(view))
-    try:
-        _mount("-o", "remount,bind,ro", str(view))
-        yield view
-    finally:
-        _unmount(view)
-        view.rmdir()
+    return _or_skip(media.read_only_view(folder))
 
 
-@contextmanager
-def small_disk(where: Path, kilobytes: int) -> Iterator[Path]:
+def small_disk(where: Path, kilobytes: int) -> AbstractContextManager[Path]:
     """A tmpfs of `kilobytes` mounted at `where` (made here): a disk that really fills."""
-    where.mkdir()
-    _mount("-t", "tmpfs", "-o", f"size={kilobytes}k,mode=0755", "tmpfs", str(where))
-    try:
-        yield where
-    finally:
-        _unmount(where)
-        where.rmdir()
+    return _or_skip(media.small_disk(where, kilobytes))
 
 
-def fill(disk: Path, leave_bytes: int) -> Path:
-    """A filler file that leaves about `leave_bytes` free on `disk`; remove it to free the disk again."""
-    filler = disk / "filler"
-    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
-    with filler.open("wb") as handle:
-        handle.write(b"\0" * max(0, free - leave_bytes))
-    return filler
+def hazards(folder: Path) -> AbstractContextManager[dict[str, Path]]:
+    """Every kind of path an output file must never replace, side by side in `folder` (bench/media.py)."""
+    return _or_skip(media.hazards(folder))
 
 
 def device(path: Path, numbers: tuple[int, int]) -> Path:
     """A character device node at `path` (a copy of /dev/null or /dev/full, not the machine's own)."""
     try:
-        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(*numbers))
-    except PermissionError as exc:
-        pytest.skip(f"mknod is not permitted here ({exc.strerror})")
-    return path
-
-
-def fifo(path: Path) -> Path:
-    os.mkfifo(path)
-    return path
-
-
-@contextmanager
-def unix_socket(path: Path) -> Iterator[Path]:
-    """A listening Unix socket bound at `path` (a socket file on disk)."""
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    here = Path.cwd()
-    try:
-        os.chdir(path.parent)  # a socket's address is short (108 bytes); a test's tmp_path may be longer
-        server.bind(path.name)
-        server.listen(1)
-        os.chdir(here)
-        yield path
-    finally:
-        os.chdir(here)
-        server.close()
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, bytes | None]]:
-    """Every path under `root` (links not followed): its mode, its device number, and a regular file's
-    bytes; what 'nothing on disk changed' is checked against."""
-    found: dict[str, tuple[int, int, bytes | None]] = {}
-    for path in sorted(root.rglob("*")):
-        info = path.lstat()
-        found[str(path.relative_to(root))] = (info.st_mode, info.st_rdev,
-                                              path.read_bytes() if stat.S_ISREG(info.st_mode) else None)
-    return found
-
-
-@contextmanager
-def hazards(folder: Path) -> Iterator[dict[str, Path]]:
-    """Every kind of path an output file must never replace, side by side in `folder`, keyed by the words
-    the refusal uses (a trailing space keeps two of one kind apart)."""
-    inside = folder / "a-folder"
-    inside.mkdir()
-    (inside / "thesis.tex").write_text("years of work")
-    with unix_socket(folder / "sock") as sock:
-        yield {"is a folder": inside, "is a device": device(folder / "null", NULL_DEVICE),
-               "is a device ": device(folder / "full", FULL_DEVICE), "is a FIFO (named pipe)": fifo(folder / "pipe"),
-               "is a socket": sock}
+        return media.device(path, numbers)
+    except media.Unavailable as exc:
+        pytest.skip(str(exc))
