@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shlex
 import shutil
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -100,12 +100,12 @@ class Bench:
                               timeout=TIMEOUT_S, check=False)
 
     def run_id(self, journal: str = ".shiftbench/journal.sqlite") -> str:
-        """The newest run of a journal, read directly (and closed at once: a mount must come off)."""
-        db = sqlite3.connect(f"file:{self.root / journal}?mode=ro", uri=True)
-        try:
-            return str(db.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()[0])
-        finally:
-            db.close()
+        """The newest run of a journal, as `shiftbench runs --json` lists it."""
+        done = self.call(("runs", "--json", "--journal", journal))
+        if done.returncode != 0:
+            raise SystemExit(f"edge_table: runs --journal {journal}: {_first_line(done.stderr)}")
+        runs = json.loads(done.stdout)
+        return str(max(runs, key=lambda run: run["created_at"])["run_id"])
 
 
 # --- what is on disk -------------------------------------------------------------------------------
@@ -421,6 +421,8 @@ def _regular_files(bench: Bench) -> Iterator[Row]:
     os.symlink("page.html", bench.root / "latest.html")
     write(bench, "notes.txt", "my notes")
     write(bench, "merged.sqlite", "not yet merged")
+    os.symlink("hazards/null", bench.root / "to-null.html")
+    os.symlink("nowhere/logs", bench.root / "dangling")
     for edge, argv, target, expect in (
         ("report --html to an existing regular file", ("report", run, "--html", "old-report.html"),
          "old-report.html", 0),
@@ -428,6 +430,8 @@ def _regular_files(bench: Bench) -> Iterator[Row]:
          ("compare", f"{run}:scripted/tabular", f"{run}:scripted/blind", "--html", "old-compare.html"),
          "old-compare.html", 0),
         ("report --html to a symlink to a regular file", ("report", run, "--html", "latest.html"), "page.html", 0),
+        ("report --html to a symlink to the device node", ("report", run, "--html", "to-null.html"), "hazards/null", 2),
+        ("export --out to a dangling symlink", ("export", run, "--out", "dangling"), "dangling", 2),
         ("lock an unlocked plan (rewritten with its [lock])", ("lock", "plan.toml"), "plan.toml", 0),
         ("export --out to an existing regular file", ("export", run, "--out", "notes.txt"), "notes.txt", 2),
         ("data build --out to an existing regular file", ("data", "build", "--out", "notes.txt"), "notes.txt", 2),
@@ -530,29 +534,26 @@ def _writable_copy(bench: Bench) -> Iterator[Row]:
 
 
 def _damage(path: Path, how: str) -> None:
-    if how == "runs page":  # the page holding the runs table, as a bad sector or a torn copy would
-        db = sqlite3.connect(path)
-        try:
-            page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").fetchone()[0]
-            size = db.execute("PRAGMA page_size").fetchone()[0]
-        finally:
-            db.close()
-        at, length = (page - 1) * size, size
-    else:
-        at, length = (0, 100) if how == "header" else (16, 84)
+    """Damage a copy: its 100-byte header overwritten whole, or all but the magic 'SQLite format 3', or
+    the copy cut at half its length (a copy interrupted midway)."""
+    if how == "a copy cut at half":
+        os.truncate(path, path.stat().st_size // 2)
+        return
+    at = 0 if how == "header" else 16
     with path.open("r+b") as handle:
         handle.seek(at)
-        handle.write(b"\xff" * length)
+        handle.write(b"\xff" * (100 - at))
 
 
 def _damaged(bench: Bench) -> Iterator[Row]:
     run = bench.runs["quickstart"]
     for how, folder in (("header", "damaged-header"), ("header after its magic", "damaged-after-magic"),
-                        ("runs page", "damaged-page")):
+                        ("a copy cut at half", "damaged-cut")):
         _copy_journal(bench, folder)
         _damage(bench.root / folder / "journal.sqlite", how)
         for argv in (("runs",), ("report", run), ("resume", run, "--display", "none")):
-            edge = f"damaged copy ({how} bytes overwritten): {argv[0]}"
+            damage = how if how.startswith("a copy") else f"{how} bytes overwritten"
+            edge = f"damaged copy ({damage}): {argv[0]}"
             yield attempt(bench, Edge("4", edge, (*argv, "--journal", f"{folder}/journal.sqlite"), folder,
                                       want=("damaged", ".recover"), quiet=True))
 
@@ -562,6 +563,7 @@ def _damaged(bench: Bench) -> Iterator[Row]:
 SWEEPS = {
     "methods-string.toml": ('`methods = "blind"` (top level)', 'methods = "blind"\n', ("list",)),
     "sweep-methods-string.toml": ('`methods = "blind"` in [sweep]', '[sweep]\nmethods = "blind"\n', ("list",)),
+    "methods-mixed.toml": ('`methods = ["blind", 3]`', '[sweep]\nmethods = ["blind", 3]\n', ("strings",)),
     "budget-nan.toml": ("`budget = nan` in [sweep]", '[sweep]\nmethods = ["blind"]\nbudget = nan\n', ("nan",)),
     "sweep-typo.toml": ("unknown key in [sweep] (`pilott`)",
                         '[sweep]\nmethods = ["blind"]\nscenarios = ["retail_l1"]\npilott = 1\n', ("'pilot'",)),
@@ -582,14 +584,24 @@ SWEEPS = {
                            'models = ["local"]\nscenarios = ["retail_l1"]\n[endpoints.local]\n'
                            'kind = "openai-compatible"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
                            'max_concurency = 4\n', ("'max_concurrency'",)),
+    "endpoint-nan.toml": ("`max_concurrency = nan` in [endpoints.local]",
+                           'models = ["local"]\nscenarios = ["retail_l1"]\n[endpoints.local]\n'
+                           'kind = "openai-compatible"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                           'max_concurrency = nan\n', ("endpoint-nan.toml", "nan")),
     "price-typo.toml": ("unknown key in [prices.scripted] (`inptu`)",
                         '[sweep]\nmethods = ["blind"]\nscenarios = ["retail_l1"]\n[prices.scripted]\ninptu = 0.0\n',
                         ("'input'",)),
 }
 
+RULE = '[[rule]]\nmetric = "avg_h"\nstream = "scripted/tabular"\n'
+PILOT = '[pilot]\nbase = "scripted/blind"\ntreat = "scripted/tabular"\nmeasure = "turns"\nmin_pairs = 5\nbudget = 1.0\n'
 RULES = {
-    "rules-nan.toml": ("NaN in a gate rule (`min = nan`)", "nan"),
-    "rules-inf.toml": ("an infinite gate rule (`max = inf`)", "inf"),
+    "rules-nan.toml": ("NaN in a gate rule (`min = nan`)", f"{RULE}min = nan\n", ("nan",)),
+    "rules-inf.toml": ("an infinite gate rule (`max = inf`)", f"{RULE}max = inf\n", ("inf",)),
+    "rules-pilot-nan.toml": ("NaN in a gate's [pilot] (`min_median_r = nan`)", f"{PILOT}min_median_r = nan\n",
+                             ("nan",)),
+    "rules-typo.toml": ("unknown key in a [[rule]] (`bse`)", f"{RULE}min = 1\nbse = \"scripted/blind\"\n",
+                        ("'base'",)),
 }
 
 
@@ -598,11 +610,10 @@ def item5(bench: Bench) -> Iterator[Row]:
     for name, (edge, text, want) in SWEEPS.items():
         yield attempt(bench, Edge("5", edge, ("run", "--config", write(bench, name, text), "--display", "none"),
                                   ".shiftbench/journal.sqlite", want=want, quiet=True))
-    for name, (edge, value) in RULES.items():
-        bound = "min" if value == "nan" else "max"
-        text = f'[[rule]]\nmetric = "avg_h"\nstream = "scripted/tabular"\n{bound} = {value}\n'
-        yield attempt(bench, Edge("5", edge, ("gate", run, "--rules", write(bench, name, text)), name, want=(value,)))
+    for name, (edge, text, want) in RULES.items():
+        yield attempt(bench, Edge("5", edge, ("gate", run, "--rules", write(bench, name, text)), name, want=want))
     write(bench, "plan-nan.toml", PLAN.format(threshold="nan", extra=""))
+    write(bench, "plan-key.toml", PLAN.format(threshold="10.0\nthreshhold = 3", extra=""))
     write(bench, "plan-typo.toml", PLAN.format(threshold="10.0", extra="budgett = 1.0\n"))
     for edge, argv, target, want in (
         ("lock a plan with `threshold = nan`", ("lock", "plan-nan.toml"), "plan-nan.toml", ("nan",)),
@@ -610,6 +621,8 @@ def item5(bench: Bench) -> Iterator[Row]:
          "plan-nan.toml", ("nan",)),
         ("lock a plan with an unknown key in [sweep] (`budgett`)", ("lock", "plan-typo.toml"), "plan-typo.toml",
          ("'budget'",)),
+        ("lock a plan with an unknown key in [plan] (`threshhold`)", ("lock", "plan-key.toml"), "plan-key.toml",
+         ("'threshold'",)),
         ("resume of an unknown run", ("resume", "r-no-such-run", "--display", "none"), ".shiftbench/journal.sqlite",
          ("runs",)),
         ("resume of a finished run", ("resume", run, "--display", "none"), ".shiftbench/journal.sqlite",
