@@ -13,14 +13,16 @@ from bench.edge_table import main
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _outside() -> dict[str, object]:
-    """What the script must not touch: the machine's two devices, the mounts, the checkout, this folder's
-    default journal."""
+def _outside(own: Path) -> dict[str, object]:
+    """What the script must not touch: the machine's two devices, mounts under its own folder (other
+    workers' media tests mount and unmount theirs meanwhile), the checkout's tracked and untracked files
+    (ignored ones, such as caches another worker compiles, may come and go), this folder's default journal."""
     devices = {name: (os.lstat(name).st_mode, os.lstat(name).st_rdev) for name in ("/dev/null", "/dev/full")}
-    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=REPO, capture_output=True,
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True,
                             text=True, check=True).stdout
+    mounts = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if str(own) in line]
     default = Path.cwd() / ".shiftbench"
-    return {"devices": devices, "mounts": Path("/proc/self/mountinfo").read_text(), "git": status,
+    return {"devices": devices, "mounts": mounts, "git": status,
             "journal": sorted(p.name for p in default.iterdir()) if default.is_dir() else None}
 
 
@@ -31,10 +33,10 @@ def _rows(table: str, item: str) -> list[list[str]]:
 
 
 def test_item_1_edges_are_refused_with_exit_2_and_nothing_outside_its_folder_changes(tmp_path: Path) -> None:
-    before = _outside()
+    before = _outside(tmp_path)
     out = tmp_path / "table.md"
     assert main(["--only", "item1", "--pilot", "1", "--in", str(tmp_path), "--out", str(out)]) == 0
-    assert _outside() == before
+    assert _outside(tmp_path) == before
     assert [p.name for p in tmp_path.iterdir()] == ["table.md"]  # its temporary folder is gone
     rows = _rows(out.read_text(), "1")
     refused = [row for row in rows if row[3] == "2"]
