@@ -17,7 +17,8 @@ writers refused there with a line that says so, a damaged journal's line and wha
 (typed rows written, `CheckpointKey`), `read_rows` (typed rows the queries return, one per concept read:
 an episode with its unit is `EpisodeDetail` for the views, `verify` and export alike; `EpisodeFilter`,
 `Spend`), `batch` (`Batch` and its typed writers), `reader` (`Reader` and its named queries, with the
-views' in `view_queries`, those over model calls in `call_queries` and the retries' in `retry_queries`),
+views' in `view_queries`, those over model calls in `call_queries` and the retries' in `retry_queries`,
+each a `query_group.QueryGroup` over Reader's `_rows`),
 `writer` (`Journal`: one writer task, group commit, urgent batches first, a shielded commit, a bad batch
 fails only its caller), `merge` (`write_merged`, `unit_results`: shard journals of one sweep copied into
 one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `journal vacuum`),

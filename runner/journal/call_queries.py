@@ -8,9 +8,8 @@ cache) sent nothing, so token sums count only calls with `from_cache = 0`.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
 
+from runner.journal.query_group import QueryGroup
 from runner.journal.read_rows import CacheUsage, CallUsage, EpisodeCalls, MethodCalls, ReplicaCalls, StreamCalls
 
 __all__ = ["CallQueries"]
@@ -84,11 +83,8 @@ GROUP BY 1, 2, 3, 4
 """
 
 
-class CallQueries:
+class CallQueries(QueryGroup):
     """Token, cost and replica figures of model calls; `Reader` supplies `_rows`."""
-
-    async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
 
     async def call_usage(self, run_id: str) -> list[CallUsage]:
         return [CallUsage(model, method, purpose, bool(finished), *rest)

@@ -9,9 +9,8 @@ update) belongs to its stream through the units table.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
 
+from runner.journal.query_group import QueryGroup
 from runner.journal.read_rows import StreamRetries
 
 __all__ = ["RetryQueries"]
@@ -31,11 +30,8 @@ GROUP BY c.run_id, 1, 2 ORDER BY c.run_id, 1, 2
 """
 
 
-class RetryQueries:
+class RetryQueries(QueryGroup):
     """Retry figures per stream; `Reader` supplies `_rows`."""
-
-    async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
 
     async def stream_retries(self, run_id: str) -> list[StreamRetries]:
         """Per model and method of a run: its calls sent, the ones answered after a retry, the failed

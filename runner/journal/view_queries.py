@@ -7,9 +7,7 @@ concern; like every query of the journal, each is one statement and one round tr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
+from runner.journal.query_group import QueryGroup
 from runner.journal.read_rows import EpisodeDetail, EpisodeFilter, StreamOfRun, UnitOfRun
 from runner.journal.rows import CheckpointKey
 
@@ -63,11 +61,8 @@ _UNIT_OF_RUN = "SELECT unit_id FROM units WHERE run_id = ? AND unit_id = ?"
 _CHECKPOINT_LABELS = "SELECT label FROM checkpoints WHERE run_id = ? AND stream_id = ?"
 
 
-class ViewQueries:
+class ViewQueries(QueryGroup):
     """The views' queries; `Reader` supplies `_rows`."""
-
-    async def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
 
     async def episode_details(self, run_id: str, where: EpisodeFilter, limit: int = -1,
                               offset: int = 0) -> list[EpisodeDetail]:
