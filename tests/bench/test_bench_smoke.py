@@ -97,6 +97,7 @@ def test_cpu_per_call_measures_both_layers(built_suite: Path, capsys: pytest.Cap
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_scale_pairs_each_seed_with_a_fresh_journal_and_resumes_a_killed_run() -> None:
     """Two seeds of the whole suite (built here), each paired with a fresh journal, then a killed run
     resumed. Two of the bench's five methods, a learner among them (checkpoints grow the journal, the

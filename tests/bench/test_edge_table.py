@@ -8,6 +8,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from bench.edge_table import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +34,7 @@ def _rows(table: str, item: str) -> list[list[str]]:
             for line in table.splitlines() if line.startswith(f"| {item} |")]
 
 
+@pytest.mark.heavy
 def test_item_1_edges_are_refused_with_exit_2_and_nothing_outside_its_folder_changes(tmp_path: Path) -> None:
     before = _outside(tmp_path)
     out = tmp_path / "table.md"

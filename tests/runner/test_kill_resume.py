@@ -140,6 +140,7 @@ def test_kills_after_committed_episodes_then_resume_give_identical_rewards(built
 
 @pytest.mark.slow
 @pytest.mark.timeout(RANDOM_MOMENTS_TIMEOUT_S)
+@pytest.mark.heavy
 def test_sigkill_at_random_moments_then_resume_gives_identical_rewards(built_suite: Path, tmp_path: Path) -> None:
     """Random moments find what chosen ones miss; only the outcome is asserted, not how many kills landed.
 

@@ -41,6 +41,7 @@ def scores(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_four_shard_processes_one_killed_merge_to_the_one_process_run(built_suite: Path, tmp_path: Path) -> None:
     journals = tmp_path / "journals"
     journals.mkdir()
