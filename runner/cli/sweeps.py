@@ -66,11 +66,13 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     add_journal(run)
     shard = run.add_argument_group("shards (one part of a sweep per process; `journal merge` joins them)")
     shard.add_argument("--shard", metavar="I/N|auto",
-                       help="run shard I (from 0) of N; auto: from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT or "
-                            "JOB_COMPLETION_INDEX. The same command again continues the shard. Default journal: "
-                            ".shiftbench/journal-shard-I-of-N.sqlite; '{shard}' in --journal becomes I")
-    shard.add_argument("--shards", type=positive, help="the shard count for --shard auto where the scheduler does "
-                                                        "not give it (a Kubernetes Indexed Job's completions)")
+                       help="run shard I (from 0) of N; auto: I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX, N "
+                            "from --shards or the sweep file's shards (required). The same command again continues "
+                            "the shard. Default journal: .shiftbench/journal-shard-I-of-N.sqlite; '{shard}' in "
+                            "--journal becomes I")
+    shard.add_argument("--shards", type=positive, help="the sweep's shard count for --shard auto (the array's size or "
+                                                        "the Indexed Job's completions; a SLURM array of another size "
+                                                        "is refused)")
     shard.add_argument("--sweep", metavar="NAME", help="name the sweep (default: derived from its config, dataset "
                                                        "and shard count)")
 

@@ -52,6 +52,9 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
     merge.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="the shards' journals")
     merge.add_argument("--allow-partial", action="store_true",
                        help="merge what exists when shards are missing or unfinished; the run says which")
+    merge.add_argument("--allow-mixed-settings", action="store_true",
+                       help="merge shards started with different budgets or settings; the merged cap is then the "
+                            "sum of the caps they ran under")
     merge.set_defaults(journal=None)
 
 
@@ -137,7 +140,7 @@ def cmd_journal(args: argparse.Namespace, journal: Path, run: Async) -> int:
     if args.journal_command == "merge":
         from runner.shards.merge import merge_shards
 
-        run(merge_shards, args.out, args.paths, args.allow_partial)
+        run(merge_shards, args.out, args.paths, args.allow_partial, print, args.allow_mixed_settings)
         return 0
     done = run(vacuum_journal, journal)
     print(f"Vacuumed {journal}: {_mb(done.before_bytes)} -> {_mb(done.after_bytes)}")

@@ -23,12 +23,12 @@ each a `query_group.QueryGroup` over Reader's `_rows`),
 fails only its caller), `merge` (`write_merged`, `unit_results`: shard journals of one sweep copied into
 one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `journal vacuum`),
 `meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
-it, the sweep and shard it belongs to).
+it, the sweep and shard it belongs to), `lease` (which host and process write a run now).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,
 `episode(EpisodeRow)`, `unit_done`, `checkpoint(run_id, stream_id, CheckpointKey, position, state)`,
-`model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `delete_run` (`runs rm`); audits:
+`model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `lease_swap`, `delete_run` (`runs rm`); audits:
 `episode_audit(EpisodeAuditRow)` (with its episode), `audit(AuditRow)`, `audit_case(AuditCaseRow)`,
 `audit_status`. `vacuum(path)` gives a deleted run's pages back to the disk.
 

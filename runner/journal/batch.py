@@ -52,6 +52,8 @@ STOPPING = "stopping: "
 """The status prefix of a run that is stopping: its process still runs (as with 'running')."""
 _RUN_CONFIG = "UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?"
 _META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+_META_IF_ABSENT = "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)"
+_META_IF_UNCHANGED = "UPDATE meta SET value = ? WHERE key = ? AND value = ?"
 _OF_AUDITS = "(SELECT audit_id FROM audits WHERE run_id = ?)"
 _DELETE_RUN = (
     # the run's audits first: their cases, and the calls and answers journaled under their ids
@@ -146,6 +148,13 @@ class Batch:
 
     def set_meta(self, key: str, value: str) -> Batch:
         return self._add("meta", _META, (key, value))
+
+    def lease_swap(self, key: str, value: str, expected: str | None) -> Batch:
+        """A run's lease (`runner.journal.lease`) written only if the row is still `expected` (None: absent):
+        of two processes swapping at once, one changes nothing, and reading the row back tells which won."""
+        if expected is None:
+            return self._add("lease", _META_IF_ABSENT, (key, value))
+        return self._add("lease", _META_IF_UNCHANGED, (value, key, expected))
 
     # ------------------------------------------------------------------------------------- raw SQL
 

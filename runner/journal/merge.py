@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -38,7 +39,8 @@ _CHOOSE = "INSERT INTO temp.chosen (stream_id, position) VALUES (?, ?)"
 _UNCHOOSE = "DELETE FROM temp.chosen"
 _STAGE = "CREATE TEMP TABLE staged AS SELECT 0 AS position, 0 AS source_order, * FROM main.units WHERE 0"
 _UNIT_RESULTS = """
-SELECT e.unit_id, e.stream_id, e.reward, e.record, e.grade_details FROM episodes e
+SELECT e.unit_id, e.stream_id, e.reward, e.record, e.grade_details, e.cost_usd, e.turns, e.tool_calls,
+       e.input_tokens, e.cached_input_tokens, e.output_tokens, e.end_reason FROM episodes e
 WHERE e.run_id = ? AND e.stream_id IN (SELECT value FROM json_each(?))
 """
 
@@ -56,8 +58,17 @@ class MergeSource:
 class UnitResult:
     stream_id: str
     reward: float
-    digest: str
-    """sha256 of the episode's reward, record and grade details: equal digests, the same episode."""
+    parts: tuple[tuple[str, str], ...]
+    """(what, sha256 of it) for each part of the episode two copies must agree on: its reward, its steps
+    (the record), its grade details and its cost and size (dollars, turns, tool calls, tokens, how it
+    ended); the wall clock (latency, finish time) may differ."""
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(repr(self.parts).encode()).hexdigest()
+
+    def differs_in(self, other: UnitResult) -> list[str]:
+        return [what for (what, mine), (_, theirs) in zip(self.parts, other.parts, strict=True) if mine != theirs]
 
 
 def unit_results(path: Path, run_id: str, streams: Sequence[str]) -> dict[str, UnitResult]:
@@ -67,12 +78,18 @@ def unit_results(path: Path, run_id: str, streams: Sequence[str]) -> dict[str, U
         rows = connection.execute(_UNIT_RESULTS, (run_id, orjson.dumps(list(streams)).decode())).fetchall()
     finally:
         connection.close()
-    return {str(unit): UnitResult(str(stream), float(reward), _digest(float(reward), bytes(record), bytes(grade)))
-            for unit, stream, reward, record, grade in rows}
+    return {str(row[0]): _result(row) for row in rows}
 
 
-def _digest(reward: float, record: bytes, grade: bytes) -> str:
-    return hashlib.sha256(repr(reward).encode() + b"\0" + record + b"\0" + grade).hexdigest()
+def _result(row: tuple[Any, ...]) -> UnitResult:
+    _, stream, reward, record, grade, *cost = row
+    parts = (("reward", _digest(repr(float(reward)).encode())), ("steps", _digest(bytes(record))),
+             ("grade", _digest(bytes(grade))), ("cost", _digest(orjson.dumps(cost))))
+    return UnitResult(str(stream), float(reward), parts)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def write_merged(target: Path, run: RunRow, sources: Sequence[MergeSource], order: Sequence[str],

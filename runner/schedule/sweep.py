@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
@@ -20,7 +21,6 @@ from anyio import CancelScope
 
 from methods.spec import ResolvedMethod
 from runner.common.errors import RunAborted, sole_error
-from runner.common.liveness import process_alive
 from runner.common.machine import machine_info
 from runner.common.money import usd
 from runner.common.version import code_version
@@ -31,12 +31,12 @@ from runner.config.prices import Price
 from runner.config.run_dataset import check_same_dataset
 from runner.config.settings import SweepConfig, config_from_json, config_hash, stored_config_hash
 from runner.cost.budget import Budget
-from runner.cost.cache_savings import CacheFigures, cache_total, run_price_table
 from runner.cost.pilot import pilot_projection
 from runner.cost.pricing import cost_usd
 from runner.display.live import Display, make_display
-from runner.display.progress import CacheCounter, RunProgress
+from runner.display.progress import RunProgress
 from runner.journal import STOPPING, Batch, Journal, JournalFull, ModelCallRow, NewRun, UnitRow, open_journal
+from runner.journal.lease import lease_meta_key
 from runner.journal.meta_keys import machine_meta_key
 from runner.journal.sweep_record import sweep_meta_key
 from runner.models.journaled import note_served
@@ -45,11 +45,13 @@ from runner.models.registry import ModelEntry, RetryTally, build_models, close_m
 from runner.models.stack import ClientStack
 from runner.models.watched import CURRENT_STREAM
 from runner.providers import RetryNotice
-from runner.schedule.engine import Engine, StopControl, stream_progress
+from runner.schedule.engine import Engine, StopControl
 from runner.schedule.episode import EpisodeLimits
 from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
 from runner.schedule.judge import judge_factory
+from runner.schedule.lease_keeper import LeaseKeeper, live_writer, take_lease
 from runner.schedule.paths import check_journal_target, check_suite_target, write_suite
+from runner.schedule.starting_progress import starting_progress
 from simulators.dataset import Dataset, load_dataset
 from simulators.errors import ShiftbenchInputError
 
@@ -136,9 +138,10 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         say(f"Journal: {journal_path}  (run {run_id})")
         try:
             async with open_journal(journal_path) as journal:
+                keeper = await take_lease(journal, run_id)  # of two processes creating one run, one goes on
                 await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
                 return await _drive(journal, run_id, config, streams, models, prices, tally, display, say,
-                                    _probe_rows(run_id, probes, prices))
+                                    _probe_rows(run_id, probes, prices), keeper)
         except JournalFull as full:  # from the journal's creation or the run's first row: nothing started
             raise not_started(full) from None
     finally:
@@ -241,9 +244,11 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
     if await journal.read.meta(sweep_meta_key(run_id)) is not None:
         raise ShiftbenchInputError(f"run {run_id} is a merge of shard journals; run the unfinished shards' "
                                    "commands again, then merge again")
-    if _is_live(row.status) and process_alive(row.pid) and row.pid != os.getpid():
-        raise ShiftbenchInputError(f"run {run_id} is still running in process {row.pid}; stop it first "
-                                   "(Ctrl-C) or wait for it to end")
+    writer = live_writer(_is_live(row.status), row.pid, "", await journal.read.meta(lease_meta_key(run_id)),
+                         time.time(), os.getpid())
+    if writer is not None:
+        raise ShiftbenchInputError(f"run {run_id} is still running in {writer}; stop it first (Ctrl-C) or wait "
+                                   "for it to end")
     config = config_from_json(row.config)
     if stored_config_hash(row.config) != row.config_hash:
         raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
@@ -255,14 +260,19 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
 
 async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],
                  models: dict[str, ModelEntry], prices: dict[str, Price | None], tally: RetryTally,
-                 display_kind: str, say: Callable[[str], None], first: Batch) -> RunOutcome:
-    """`first`: the rows every check passed for (probes, a resume's new cap), journaled with the start."""
+                 display_kind: str, say: Callable[[str], None], first: Batch,
+                 keeper: LeaseKeeper | None = None) -> RunOutcome:
+    """`first`: the rows every check passed for (probes, a resume's new cap), journaled with the start.
+    `keeper`: the run's lease when taken already (a new run's); a resume takes it here."""
     # Only now, with every check passed, is the run this process's: a refused resume leaves it as it was.
     try:
+        if keeper is None:
+            row = await journal.read.run(run_id)
+            keeper = await take_lease(journal, run_id, row is not None and _is_live(row.status), row.pid if row else 0)
         await journal.commit(first.run_started(run_id, os.getpid()))
     except JournalFull as full:
         raise stopped_by_full_disk(full, run_id) from None
-    progress = await _progress(journal, run_id, streams)
+    progress = await starting_progress(journal, run_id, streams)
 
     def count_retry(notice: RetryNotice) -> None:
         progress.retries, progress.rate_limited = tally.retries, tally.rate_limited
@@ -287,7 +297,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
     status, reason = "running", ""
     display.start()
     try:
-        status, reason = await _run_engine(engine, streams, display)
+        status, reason = await _run_engine(engine, streams, display, keeper)
         if status == "budget_exhausted" and budget is not None:
             # Said once everything in flight has settled: the spend the run really ended at.
             reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
@@ -299,7 +309,9 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
     finally:
         progress.status = status
         display.stop()
-        await finish_run(journal, run_id, status, reason)
+        if keeper.lost is None:  # a run another process took over is that process's to end
+            await finish_run(journal, run_id, status, reason)
+            await keeper.give_up()
     # How the run ended is said once, by the report every command prints after it (`run`, `resume`).
     if config.pilot:
         say(await pilot_projection(journal, run_id, streams, config, budget, status))
@@ -316,16 +328,21 @@ async def _budget(journal: Journal, run_id: str, cap: float | None, progress: Ru
     return Budget(cap, spent=spent)
 
 
-async def _run_engine(engine: Engine, streams: list[Stream], display: Display) -> tuple[str, str]:
-    """Run to the end; map how it ended to the run's status. Ctrl-C: stop dispatching and let what is in
-    flight finish (up to a grace period); a second Ctrl-C cancels it."""
+async def _run_engine(engine: Engine, streams: list[Stream], display: Display,
+                      keeper: LeaseKeeper) -> tuple[str, str]:
+    """Run to the end, the lease renewed meanwhile; map how it ended to the run's status. Ctrl-C: stop
+    dispatching and let what is in flight finish (up to a grace period); a second Ctrl-C cancels it."""
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_watch_signals, engine.stop, group.cancel_scope, display)
             group.start_soon(_refresh, display)
+            group.start_soon(keeper.renew_forever)
             await engine.run(streams)
             group.cancel_scope.cancel()
     except BaseExceptionGroup as group_error:
+        clash = group_error.subgroup(sqlite3.IntegrityError)
+        if clash is not None:  # a row another writer journaled first: say who, never a traceback
+            raise await keeper.explain(_first_leaf(clash)) from None
         full = first_full(group_error)
         if full is not None:  # the disk is full: the run stops however else its streams ended
             raise full from None
@@ -363,33 +380,3 @@ async def _watch_signals(stop: StopControl, scope: CancelScope, display: Display
             display.message(f"Stopping: finishing in-flight episodes (up to {GRACE_PERIOD_S:.0f} s). "
                             "Ctrl-C again to cancel them.")
             scope.deadline = anyio.current_time() + GRACE_PERIOD_S
-
-
-async def _progress(journal: Journal, run_id: str, streams: list[Stream]) -> RunProgress:
-    progress = RunProgress(run_id=run_id, journal_path=str(journal.path))
-    for stream in streams:
-        progress.streams[stream.stream_id] = stream_progress(stream)
-    for episode in await journal.read.finished_episodes(run_id):
-        live = progress.streams[episode.stream_id]
-        if episode.phase == "serving":
-            live.serving_done += 1
-        else:
-            live.record_test(episode.category, episode.reward)
-    progress.resumed_units = progress.done
-    for live in progress.streams.values():
-        live.serving_resumed = live.serving_done
-    # Run-wide and per-stream figures start from what the run already sent and spent, so a resumed
-    # dashboard shows the run's figures, not this process's.
-    run = await journal.read.run(run_id)
-    prices = run_price_table(run.config if run else "{}")
-    _add_figures(progress.cache, cache_total(await journal.read.cache_usage(run_id), prices))
-    for calls in await journal.read.stream_calls(run_id):
-        shown = progress.streams.get(calls.stream_id)
-        if shown is not None:
-            shown.spent_usd += calls.cost_usd
-            _add_figures(shown.cache, cache_total([calls.usage()], prices))
-    return progress
-
-
-def _add_figures(counter: CacheCounter, figures: CacheFigures) -> None:
-    counter.add(figures.input_tokens, figures.cached_input_tokens, figures.cache_write_tokens, figures.saved_usd)

@@ -6,13 +6,13 @@ one-process run, an already merged journal) is refused here, with one line namin
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.common.liveness import process_alive
 from runner.journal import STOPPING, Reader, RunRow, read_only
+from runner.journal.lease import lease_meta_key
 from runner.journal.sweep_record import SHARD_PREFIX, SWEEP_PREFIX, ShardRecord
+from runner.schedule.lease_keeper import live_writer
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["ShardInput", "read_inputs"]
@@ -35,15 +35,13 @@ class ShardInput:
     def name(self) -> str:
         return f"shard {self.record.index}/{self.record.count} ({self.path})"
 
-    @property
-    def live(self) -> bool:
-        """Journaled as running or stopping: its process may still be writing it."""
-        return self.run.status == "running" or self.run.status.startswith(STOPPING)
+    lease: str | None = None
+    """Its run's lease row (`runner.journal.lease`), None in a journal from before leases."""
 
-    @property
-    def dead_here(self) -> bool:
-        """Journaled as live by a process of this machine that is gone (killed): nobody writes it."""
-        return self.live and self.record.host == socket.gethostname() and not process_alive(self.run.pid)
+    def writer(self, now: float) -> str | None:
+        """Who may still be writing it, in words (None: nobody): a live lease's holder, on any host."""
+        live = self.run.status == "running" or self.run.status.startswith(STOPPING)
+        return live_writer(live, self.run.pid, self.record.host, self.lease, now)
 
 
 async def read_inputs(paths: list[Path]) -> list[ShardInput]:
@@ -87,5 +85,6 @@ async def _shards_of(reader: Reader, path: Path) -> list[ShardInput]:
         units = progress.get(run.run_id)
         shards.append(ShardInput(path, record, run, units.done if units else 0, units.total if units else 0,
                                  (await reader.spend(run.run_id)).total, streams,
-                                 await reader.meta_prefixed(f"run:{run.run_id}:")))
+                                 await reader.meta_prefixed(f"run:{run.run_id}:"),
+                                 await reader.meta(lease_meta_key(run.run_id))))
     return shards

@@ -1,13 +1,13 @@
 """`shiftbench journal merge OUT PATH...`: the shards of one sweep joined into one journal, or nothing.
 
 The journals named must hold shards of one sweep: the same config hash, dataset fingerprint, sweep id
-and shard count, each shard once, none still being written (journaled as running by a process that
-may be alive: on another machine there is no telling, so only a process of this machine seen gone
-counts as stopped). A stream two journals both hold (a split another version computed) is taken once,
-after every unit both journaled is checked to be the same episode. Missing shards and shards that did
-not finish are refused unless `--allow-partial`; the merged run then says which. Every refusal is one
-line, exit 2, and OUT is not created: the merge is written to a temporary file beside OUT and linked
-into place only when whole.
+and shard count, the same sweep budget, caps and settings (`runner.shards.agreement`), each shard once,
+none still being written (a live lease, on any host: `runner.schedule.lease_keeper`; a shard whose host
+died is free once its lease lapses). A stream two journals both hold (a split another version computed)
+is taken once, after every unit both journaled is checked to be the same episode. Missing shards and
+shards that did not finish are refused unless `--allow-partial`; the merged run then says which. Every
+refusal is one line, exit 2, and OUT is not created: the merge is written to a temporary file beside
+OUT and linked into place only when whole.
 
 The merged journal holds one run, the sweep, under its sweep id: config (with the sweep's budget),
 config hash, dataset and units in plan order as a one-process run of the same sweep journals them, so
@@ -16,6 +16,7 @@ config hash, dataset and units in plan order as a one-process run of the same sw
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from runner.journal import RunRow
 from runner.journal.media import no_side_files_left
 from runner.journal.merge import MergeSource, unit_results, write_merged
 from runner.journal.sweep_record import MergedShard, MissingShard, SweepRecord, sweep_meta_key
+from runner.shards.agreement import check_shards_agree, sweep_budget
 from runner.shards.inputs import ShardInput, read_inputs
 from simulators.errors import ShiftbenchInputError
 
@@ -42,12 +44,13 @@ class MergeOutcome:
 
 
 async def merge_shards(out: Path, paths: Sequence[Path], allow_partial: bool = False,
-                       say: Callable[[str], None] = print) -> MergeOutcome:
+                       say: Callable[[str], None] = print, allow_mixed: bool = False) -> MergeOutcome:
     _check_out(out)
     with no_side_files_left(paths):  # the sources are read, never written: nothing left beside them
         shards = await read_inputs([Path(p) for p in paths])
         _check_one_sweep(shards)
         _check_not_written(shards)
+        check_shards_agree(shards, allow_mixed)
         chosen = await anyio.to_thread.run_sync(_choose_sources, shards)
         sweep = _sweep_record(shards, chosen)
         _check_complete(sweep, shards, allow_partial)
@@ -90,11 +93,14 @@ def _check_one_sweep(shards: list[ShardInput]) -> None:
 
 
 def _check_not_written(shards: list[ShardInput]) -> None:
+    now = time.time()
     for shard in shards:
-        if shard.live and not shard.dead_here:
+        writer = shard.writer(now)
+        if writer is not None:
             raise ShiftbenchInputError(f"journal merge: {shard.name} is still being written (status "
-                                       f"{shard.run.status}, process {shard.run.pid}); wait until it ends, or if it "
-                                       "was killed, run its command again to finish it")
+                                       f"{shard.run.status}) by {writer}; wait until it ends, or if its host is "
+                                       "down, until its lease lapses (then --allow-partial merges what it did, or "
+                                       "its command run again finishes it)")
 
 
 def _choose_sources(shards: list[ShardInput]) -> list[tuple[ShardInput, list[str]]]:
@@ -126,8 +132,8 @@ def _check_same_results(stream: str, holders: list[ShardInput]) -> None:
             ours = mine.get(unit)
             if ours is not None and ours.digest != theirs.digest:
                 raise ShiftbenchInputError(f"journal merge: unit {unit} is journaled twice with different results "
-                                           f"(reward {ours.reward:g} in {first.name}, {theirs.reward:g} in "
-                                           f"{other.name}); merge only one of them")
+                                           f"({', '.join(ours.differs_in(theirs))} differ; reward {ours.reward:g} in "
+                                           f"{first.name}, {theirs.reward:g} in {other.name}); merge only one of them")
 
 
 def _sweep_record(shards: list[ShardInput], chosen: list[tuple[ShardInput, list[str]]]) -> SweepRecord:
@@ -140,8 +146,7 @@ def _sweep_record(shards: list[ShardInput], chosen: list[tuple[ShardInput, list[
     merged = [MergedShard(s.record.index, s.run.run_id, str(s.path), s.run.status, s.run.stop_reason,
                           s.record.cap_usd, s.spent_usd, s.units_done, s.units_planned)
               for s in sorted(shards, key=lambda s: s.record.index)]
-    budgets = [s.record.sweep_budget_usd for s in shards if s.record.sweep_budget_usd is not None]
-    return SweepRecord(record.sweep_id, record.count, max(budgets) if budgets else None, merged,
+    return SweepRecord(record.sweep_id, record.count, sweep_budget(shards), merged,
                        [m for m in missing if m.streams],
                        [s.index for s in merged if s.status != "completed" or s.units_done < s.units_planned])
 

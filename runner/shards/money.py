@@ -15,18 +15,24 @@ from fractions import Fraction
 from runner.common.tables import text_table
 from runner.shards.split import Split
 
-__all__ = ["render_split", "shard_caps"]
+__all__ = ["caps_by_weight", "render_split", "shard_caps"]
 
 _MICRO = 1_000_000
 
 
 def shard_caps(budget: float | None, split: Split) -> list[float | None]:
+    return caps_by_weight(budget, split.cost_usd, split.turns)
+
+
+def caps_by_weight(budget: float | None, cost_usd: Sequence[float], turns: Sequence[int]) -> list[float | None]:
+    """Each shard's cap from its projected cost (or turns, with nothing priced): what a shard records
+    of the split is enough for `journal merge` to recompute every cap and check the one it ran under."""
     if budget is None:
-        return [None] * split.count
-    weights: Sequence[float] = split.cost_usd if sum(split.cost_usd) > 0 else [float(t) for t in split.turns]
+        return [None] * len(turns)
+    weights: Sequence[float] = cost_usd if sum(cost_usd) > 0 else [float(t) for t in turns]
     total = sum(Fraction(w) for w in weights)
     if total == 0:
-        weights, total = [1.0] * split.count, Fraction(split.count)
+        weights, total = [1.0] * len(turns), Fraction(len(turns))
     return [float(int(Fraction(budget) * Fraction(w) / total * _MICRO)) / _MICRO for w in weights]
 
 

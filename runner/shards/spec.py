@@ -2,9 +2,14 @@
 
 Shards count from 0, as both schedulers do: a SLURM job array started with `--array=0-3` runs tasks
 0..3 (an array starting elsewhere or stepping is mapped through SLURM_ARRAY_TASK_MIN and
-SLURM_ARRAY_TASK_STEP), and a Kubernetes Indexed Job gives each pod JOB_COMPLETION_INDEX 0..N-1. SLURM
-also says N (SLURM_ARRAY_TASK_COUNT); Kubernetes does not, so N then comes from `--shards N` or the
-sweep file's `shards`. A count given both ways must agree. Pure: the environment is passed in.
+SLURM_ARRAY_TASK_STEP), and a Kubernetes Indexed Job gives each pod JOB_COMPLETION_INDEX 0..N-1.
+
+N is the sweep's, never the array's: `--shard auto` takes it from `--shards N` or the sweep file's
+`shards`, and refuses without one. SLURM's own count (SLURM_ARRAY_TASK_COUNT) says only how many tasks
+this array happens to have: rerunning one failed task as `sbatch --array=1` makes it 1, and taken as N
+it would turn task 1 into "shard 0 of 1", the whole sweep, into shard 0's journal. So an array whose
+count differs from the sweep's is refused, with the ways to rerun one task. Pure: the environment is
+passed in.
 """
 
 from __future__ import annotations
@@ -78,13 +83,16 @@ def _slurm(environ: Mapping[str, str], count: int) -> ShardSpec:
     if step < 1 or (task - first) % step:
         raise ShiftbenchInputError(f"--shard auto: SLURM_ARRAY_TASK_ID {task} is not on the array's steps "
                                    f"(min {first}, step {step}); pass --shard I/N")
-    given = _number(environ, "SLURM_ARRAY_TASK_COUNT") if "SLURM_ARRAY_TASK_COUNT" in environ else 0
-    if given and count and given != count:
-        raise ShiftbenchInputError(f"--shard auto: SLURM_ARRAY_TASK_COUNT is {given} but --shards / the sweep "
-                                   f"file's shards is {count}; give one count")
-    if not (given or count):
-        raise ShiftbenchInputError("--shard auto: SLURM_ARRAY_TASK_COUNT is not set; pass --shards N")
-    return ShardSpec((task - first) // step, given or count, "SLURM_ARRAY_TASK_ID")
+    if not count:
+        raise ShiftbenchInputError("--shard auto: the shard count comes from the sweep, not the array (an array "
+                                   "resubmitted for one task has a count of 1); set shards = N in the sweep file "
+                                   "or pass --shards N")
+    given = _number(environ, "SLURM_ARRAY_TASK_COUNT") if "SLURM_ARRAY_TASK_COUNT" in environ else count
+    if given != count:
+        raise ShiftbenchInputError(f"--shard auto: this array has {given} task(s) (SLURM_ARRAY_TASK_COUNT) but the "
+                                   f"sweep has {count} shards, so task {task} names no shard; rerun a failed task "
+                                   f"with `scontrol requeue JOBID_{task}`, or run it as `--shard I/{count}`")
+    return ShardSpec((task - first) // step, count, "SLURM_ARRAY_TASK_ID")
 
 
 def _number(environ: Mapping[str, str], name: str) -> int:

@@ -23,7 +23,7 @@ from runner.config.fit import check_oracle_readable, scenarios_present
 from runner.config.plan import RunPart, Stream
 from runner.config.settings import SweepConfig, config_hash
 from runner.journal import RunRow, read_only
-from runner.journal.sweep_record import ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
+from runner.journal.sweep_record import SHARD_PREFIX, ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
 from runner.models.registry import build_models, close_models, model_prices
 from runner.schedule.paths import check_journal_target
 from runner.schedule.sweep import RunOutcome, plan_sweep, resolve_dataset, resume_sweep, start_sweep, suite_root
@@ -89,7 +89,7 @@ async def start_shard(config: SweepConfig, spec: ShardSpec, journal_path: Path, 
     plan = await plan_shard(config, dataset, plan_sweep(config, dataset), spec, sweep_name)
     record = plan.record
     say(render_split(plan.split, plan.caps, spec.index, record.sweep_id, config.budget))
-    existing = await _existing_run(journal_path, record.run_id)
+    existing = await _existing_run(journal_path, record)
     if existing is None:
         return await start_sweep(replace(config, budget=record.cap_usd), journal_path, display, say, plan.part)
     _check_same_sweep(existing, record, journal_path)
@@ -125,11 +125,21 @@ def _has_journal(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
-async def _existing_run(journal_path: Path, run_id: str) -> RunRow | None:
+async def _existing_run(journal_path: Path, record: ShardRecord) -> RunRow | None:
+    """This shard's run in the journal, if it has one; a journal holding another shard (of another
+    sweep, or another index) is refused: its merge would meet two shards' runs in one file."""
     if not _has_journal(journal_path):
         return None
     async with read_only(journal_path) as reader:
-        return await reader.run(run_id)
+        for _, text in await reader.meta_prefixed(SHARD_PREFIX):
+            other = ShardRecord.from_json(text)
+            if other.run_id != record.run_id:
+                raise ShiftbenchInputError(
+                    f"{journal_path}: holds shard {other.index}/{other.count} of sweep {other.sweep_id}, and this "
+                    f"command is shard {record.index}/{record.count} of sweep {record.sweep_id}; nothing was "
+                    "written. Give each shard its own journal ('{shard}' in --journal), or run the command that "
+                    "started that shard")
+        return await reader.run(record.run_id)
 
 
 def _check_same_sweep(existing: RunRow, record: ShardRecord, journal_path: Path) -> None:

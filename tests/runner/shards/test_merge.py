@@ -12,7 +12,9 @@ import io
 import os
 import re
 import shutil
+import socket
 import sqlite3
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ import pytest
 from runner.cli import main
 from runner.config.settings import SweepConfig
 from runner.evidence.commands import verify_command
+from runner.journal.lease import Lease
 from runner.journal.sweep_record import SweepRecord, sweep_meta_key
 from runner.report import build_report, render_json, render_text
 from runner.schedule.sweep import resume_sweep, start_sweep
@@ -70,6 +73,14 @@ def rewards(journal: Path, run_id: str) -> dict[str, float]:
 def unit_order(journal: Path, run_id: str) -> list[str]:
     with sqlite3.connect(journal) as db:
         return [row[0] for row in db.execute("SELECT unit_id FROM units WHERE run_id = ? ORDER BY rowid", (run_id,))]
+
+
+def plant_lease(journal: Path, lease: Lease, status: str) -> None:
+    """The state a writer leaves mid-run: its only run journaled with `status` and `lease` as its lease."""
+    with sqlite3.connect(journal) as db:
+        (run_id,), = db.execute("SELECT run_id FROM runs").fetchall()
+        db.execute("UPDATE runs SET status = ?, pid = ?", (status, lease.pid))
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"lease:{run_id}", lease.to_json()))
 
 
 def state_of(out: Path) -> tuple[bool, bool, bytes]:
@@ -161,12 +172,11 @@ async def test_every_refusal_is_one_line_and_writes_nothing(built_suite: Path, t
         db.execute("UPDATE episodes SET reward = CASE WHEN reward = 1 THEN 0 ELSE 1 END "
                    "WHERE rowid = (SELECT min(rowid) FROM episodes)")
     await refused(out, [paths[0], paths[1], forged, paths[3]], "journaled twice with different results")
-    # a shard still being written: journaled as running by a live process of this machine
+    # a shard still being written: journaled as running, its lease held by a live process of this machine
     live = tmp_path / "live.sqlite"
     shutil.copy(paths[3], live)
-    with sqlite3.connect(live) as db:
-        db.execute("UPDATE runs SET status = 'running', pid = ?", (os.getpid(),))
-    await refused(out, [*paths[:3], live], "still being written")
+    plant_lease(live, Lease(socket.gethostname(), os.getpid(), time.time(), 60.0), status="running")
+    await refused(out, [*paths[:3], live], f"still being written .* by process {os.getpid()} on this host")
     # OUT exists (a file, a folder)
     out.write_text("a file someone keeps")
     await refused(out, paths, "exists")

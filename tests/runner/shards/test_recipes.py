@@ -46,7 +46,7 @@ def kill_mid_work(process: subprocess.Popen[bytes], journal: Path) -> None:
 
 @pytest.mark.slow
 def test_the_slurm_array_script_runs_requeues_and_merges(built_suite: Path, tmp_path: Path) -> None:
-    sweep = small_sweep(tmp_path, built_suite)
+    sweep = small_sweep(tmp_path, built_suite, shards=COUNT)
     journals = tmp_path / "journals"
     script = RECIPES / "slurm-shards.sbatch"
     assert re.search(r"^#SBATCH --array=0-3$", script.read_text(), re.M)

@@ -1,0 +1,67 @@
+"""A run's lease: which host and process write it now, renewed by that process while it runs.
+
+A process id says whether a run is still being written only on the machine that wrote it; a shard on a
+cluster may be continued, or merged, from another node. So the process that drives a run holds a lease
+in the journal's meta table (`lease:<run id>`: host, PID, when it was last renewed and for how long it
+holds) and renews it well before it lapses; "still running" means a live lease. A lease whose holder
+died lapses by itself, and its run may then be taken over on any host; on its own host a holder seen
+gone frees it at once. Lease rows are swapped, never blindly written (`Batch.lease_swap`): of two
+processes taking one run at the same moment, exactly one finds its own lease there afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import orjson
+
+__all__ = ["LEASE_PREFIX", "Lease", "lease_meta_key"]
+
+LEASE_PREFIX = "lease:"
+
+
+def lease_meta_key(run_id: str) -> str:
+    return f"{LEASE_PREFIX}{run_id}"
+
+
+@dataclass(frozen=True)
+class Lease:
+    host: str
+    pid: int
+    renewed_at: float
+    """The holder's wall clock when it last renewed (hosts' clocks are assumed to agree within seconds)."""
+    ttl_s: float
+    released: bool = False
+    """Given up by its holder when its run ended (the run is free at once, on any host)."""
+
+    @property
+    def expires_at(self) -> float:
+        return self.renewed_at + self.ttl_s
+
+    def live_at(self, now: float) -> bool:
+        return not self.released and now < self.expires_at
+
+    def renewed(self, now: float) -> Lease:
+        return replace(self, renewed_at=now)
+
+    def given_up(self, now: float) -> Lease:
+        return replace(self, renewed_at=now, released=True)
+
+    def same_holder(self, other: Lease) -> bool:
+        return (self.host, self.pid) == (other.host, other.pid)
+
+    def to_json(self) -> str:
+        return orjson.dumps(asdict(self)).decode()
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Lease | None:
+        """None for no lease, or for a row this version cannot read (it then holds nothing)."""
+        if text is None:
+            return None
+        try:
+            raw: dict[str, Any] = orjson.loads(text)
+            return cls(str(raw["host"]), int(raw["pid"]), float(raw["renewed_at"]), float(raw["ttl_s"]),
+                       bool(raw.get("released", False)))
+        except (ValueError, TypeError, KeyError):
+            return None
