@@ -15,6 +15,7 @@ import shutil
 import socket
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -75,9 +76,17 @@ def unit_order(journal: Path, run_id: str) -> list[str]:
         return [row[0] for row in db.execute("SELECT unit_id FROM units WHERE run_id = ? ORDER BY rowid", (run_id,))]
 
 
+@contextlib.contextmanager
+def edited(journal: Path) -> Iterator[sqlite3.Connection]:
+    """A journal edited by hand as a test plants a state, committed and closed (so no -wal or -shm of this
+    connection is left to change under the code tested)."""
+    with contextlib.closing(sqlite3.connect(journal)) as db, db:
+        yield db
+
+
 def plant_lease(journal: Path, lease: Lease, status: str) -> None:
     """The state a writer leaves mid-run: its only run journaled with `status` and `lease` as its lease."""
-    with sqlite3.connect(journal) as db:
+    with edited(journal) as db:
         (run_id,), = db.execute("SELECT run_id FROM runs").fetchall()
         db.execute("UPDATE runs SET status = ?, pid = ?", (status, lease.pid))
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"lease:{run_id}", lease.to_json()))
