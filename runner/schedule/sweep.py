@@ -248,7 +248,7 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
                          time.time(), os.getpid())
     if writer is not None:
         raise ShiftbenchInputError(f"run {run_id} is still running in {writer}; stop it first (Ctrl-C) or wait "
-                                   "for it to end")
+                                   "for it to end (if its host is down, until its lease lapses)")
     config = config_from_json(row.config)
     if stored_config_hash(row.config) != row.config_hash:
         raise ShiftbenchInputError(f"{journal_path}: run {run_id}'s stored config does not match its hash; "
