@@ -28,6 +28,7 @@ from runner.shards.merge import merge_shards
 from runner.shards.spec import ShardSpec
 from runner.shards.start import start_shard
 from simulators.errors import ShiftbenchInputError
+from tests.media import read_only_view
 from tests.runner.shards.test_merge import edited, plant_lease, run_shards, sweep_config
 from tests.support import quiet
 
@@ -234,3 +235,14 @@ async def test_a_unit_journaled_twice_must_agree_on_steps_grade_and_cost_not_onl
             db.execute(f"UPDATE episodes SET {column} = {value} WHERE rowid = (SELECT min(rowid) FROM episodes)")
         message = await merge_refused(out, [paths[0], changed], "journaled twice with different results")
         assert f"({differ} differ; reward" in message, message
+
+
+async def test_a_merge_leaves_its_sources_byte_for_byte_and_reads_them_through_a_read_only_mount(
+        built_suite: Path, tmp_path: Path) -> None:
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    paths = await run_shards(sweep_config(built_suite), shards, count=2)
+    before = digests(shards)
+    with read_only_view(shards) as seen:  # EROFS for any write, root's included: a merge that writes fails
+        outcome = await merge_shards(tmp_path / "merged.sqlite", [seen / p.name for p in paths], say=quiet)
+    assert not outcome.sweep.partial and digests(shards) == before
