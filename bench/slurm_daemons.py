@@ -74,7 +74,9 @@ def _configuration(folder: Path, node: str, cpus: int, memory_mb: int) -> str:
         f"SlurmctldHost={node}(127.0.0.1)",
         f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
         "SlurmUser=root" if os.geteuid() == 0 else f"SlurmUser={os.environ.get('USER', 'root')}",
-        "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={folder / 'munge.sock'}",
+        "AuthType=auth/munge", "CredType=cred/munge",
+        # cred_expire is also how long a requeued job waits before it may start again (120 s by default)
+        f"AuthInfo=socket={folder / 'munge.sock'},cred_expire=10",
         f"StateSaveLocation={folder / 'state'}", f"SlurmdSpoolDir={folder / 'spool'}",
         f"SlurmctldPidFile={folder / 'slurmctld.pid'}", f"SlurmdPidFile={folder / 'slurmd.pid'}",
         "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
