@@ -78,8 +78,8 @@ class ShardRecord:
     cap_usd: float | None
     """This shard's own hard cap: its share of the sweep's budget."""
     host: str = ""
-    """The machine that last ran it (so `merge` can tell a live writer on this machine from a dead one);
-    never copied into a merged journal."""
+    """The machine that last ran it (for a journal from before leases, `merge` can only judge a writer of
+    this machine; the run's lease says more); never copied into a merged journal."""
 
     def own_streams(self) -> list[str]:
         return [s for s, owner in zip(self.streams, self.assignment, strict=True) if owner == self.index]
