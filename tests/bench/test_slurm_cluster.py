@@ -16,6 +16,7 @@ from bench.slurm_daemons import INSTALL, missing_tools
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a real cluster's scheduling and a requeue's hold: 1-3 min here
 def test_the_slurm_recipes_on_a_real_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = missing_tools()
     if missing:
