@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from runner.audits.cli import add_audit_parser, run_audit_command
+from runner.cli.audits import add_audit_parser, run_audit_command
 from runner.cli.data import DATA_COMMANDS, add_data_parser
 from runner.cli.evidence import EVIDENCE_COMMANDS, add_evidence_parsers
 from runner.cli.methods import METHOD_COMMANDS, add_methods_parser

@@ -1,4 +1,5 @@
-"""`shiftbench audit faults|metamorphic RUN_ID ...`: the audit subcommands' flags and output."""
+"""`shiftbench audit faults|metamorphic RUN_ID ...`: the audit subcommands' flags and output; the audits
+themselves are `runner.audits`."""
 
 from __future__ import annotations
 
