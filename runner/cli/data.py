@@ -1,7 +1,8 @@
 """`data build|check|replay|fetch`: make, validate, replay and download datasets.
 
-The work lives in `simulators` (build, load, integrity) and `runner.datasets.commands` (replay, gold
-checks, fetch); this module only parses and prints.
+The work lives in `simulators` (build, load, integrity, replay) and `runner.datasets` (fetch); this
+module parses, and `data_commands` (imported when one of those runs: it loads the simulators) prints
+replay, gold checks and fetch.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def add_data_parser(commands: Any) -> None:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
-    from runner.datasets.commands import run_check_gold, run_fetch, run_replay
+    from runner.cli.data_commands import run_check_gold, run_fetch, run_replay
 
     if args.data_command == "replay":
         return run_replay(args.dir, args.scenario, args.task, args.gold, args.actions, args.json)

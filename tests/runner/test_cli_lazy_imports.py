@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 NOT_ON_THE_START_PATH = ("numpy", "runner.report", "runner.evidence.commands", "runner.stats.bootstrap",
-                         "runner.views.show", "runner.views.episodes", "runner.datasets.commands", "runner.views.runs")
+                         "runner.views.show", "runner.views.episodes", "runner.cli.data_commands", "runner.views.runs")
 
 
 def test_run_and_resume_start_without_other_commands_modules() -> None:
