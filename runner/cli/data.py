@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 
 from runner.cli.parsing import Command
-from runner.schedule.paths import check_suite_target, write_suite
 
 __all__ = ["DATA_COMMANDS", "add_data_parser"]
 
@@ -56,6 +55,8 @@ def _cmd_data(args: argparse.Namespace) -> int:
     if args.data_command == "check" and args.gold:
         return run_check_gold(args.dir)
     if args.data_command == "build":
+        from runner.schedule.paths import check_suite_target, write_suite  # the suite's generators
+
         print(check_suite_target(args.out).capitalize() + " ...")
         fingerprint = write_suite(args.out, args.seed)
         print(f"Built the suite (seed {args.seed}) in {args.out}\nfingerprint {fingerprint}")

@@ -22,6 +22,7 @@ each a `query_group.QueryGroup` over Reader's `_rows`),
 `writer` (`Journal`: one writer task, group commit, urgent batches first, a shielded commit, a bad batch
 fails only its caller), `merge` (`write_merged`, `unit_results`: shard journals of one sweep copied into
 one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `journal vacuum`),
+`call_tallies` (a run's calls per stream and per endpoint replica, as reports and `runs` show them),
 `meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
 it, the sweep and shard it belongs to).
 
