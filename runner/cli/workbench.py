@@ -55,7 +55,7 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
 
 def add_runs_rm(runs: argparse.ArgumentParser) -> None:
     """`runs rm RUN_ID`: a sub-action of `runs`, which itself still lists runs without one."""
-    actions = runs.add_subparsers(dest="runs_command", metavar="{rm}")
+    actions = runs.add_subparsers(dest="runs_command", metavar="[rm]")  # optional: bare `runs` lists
     remove = actions.add_parser("rm", help="remove a run and everything it journaled")
     remove.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="the runs to remove")
     # SUPPRESS: `runs --journal J rm R` keeps the J given before the sub-action.

@@ -112,7 +112,7 @@ async def test_merged_shards_read_as_a_one_process_run(built_suite: Path, tmp_pa
     sealed = orjson.loads(render_json(merged_report))
     assert sealed["scores_seal"] == orjson.loads(render_json(one_report))["scores_seal"]
     assert sealed["sha256"] != orjson.loads(render_json(one_report))["sha256"]  # run id, journal, times differ
-    assert "merged 4 of 4 shards" in render_text(merged_report)
+    assert re.search(r"merged 4 of 4 shards, \$\d+\.\d{4} spent in all, with no cap\n", render_text(merged_report))
     text, code = await verify_command(merged, sweep, as_json=False)
     assert code == 0 and "all" in text
     with sqlite3.connect(merged) as db:
