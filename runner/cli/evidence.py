@@ -64,7 +64,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from runner.evidence.commands import compare_command, load_comparison
+    from runner.evidence.run_evidence import compare_command, load_comparison
 
     if args.html is not None:
         html = load_extra("runner.views.compare_html", "html", "compare --html")
@@ -78,7 +78,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from runner.evidence.commands import verify_command
+    from runner.evidence.run_evidence import verify_command
 
     text, code = run_async(verify_command, journal_path(args), args.run_id, args.json)
     print(text)
@@ -86,7 +86,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from runner.evidence.commands import gate_command
+    from runner.evidence.run_evidence import gate_command
 
     text, code = run_async(gate_command, journal_path(args), args.run_id, args.rules, args.json)
     print(text)
@@ -94,7 +94,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_lock(args: argparse.Namespace) -> int:
-    from runner.evidence.plan_commands import lock_command
+    from runner.evidence.plan_lock import lock_command
 
     print(lock_command(args.plan, flag_overrides(args), args.amend, print))
     return 0

@@ -1,5 +1,5 @@
 """`shiftbench power`: how many replicas (and test tasks) a sweep needs to detect a difference, and what it
-would cost, from a pilot's measured noise (`runner.evidence.power_command`; reads the journal only)."""
+would cost, from a pilot's measured noise (`runner.evidence.power_sizing`; reads the journal only)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def add_power_parser(commands: Any) -> None:
 
 
 def _cmd_power(args: argparse.Namespace) -> int:
-    from runner.evidence.power_command import power_command  # numpy: loaded when the command runs
+    from runner.evidence.power_sizing import power_command  # numpy: loaded when the command runs
 
     print(run_async(power_command, journal_path(args), args.run_id, args.stream, args.mde, args.power, args.metric,
                     args.json))

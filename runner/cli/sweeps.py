@@ -111,7 +111,7 @@ def add_result_flags(run: argparse.ArgumentParser) -> None:
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
     from runner.config.settings import SweepConfig, load_config_file
-    from runner.evidence.plan_commands import follow_plan
+    from runner.evidence.plan_lock import follow_plan
 
     if getattr(args, "plan", None):
         return follow_plan(args.plan, flag_overrides(args), print)

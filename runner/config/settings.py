@@ -97,7 +97,7 @@ class SweepConfig:
     """Named endpoints, `[endpoints.NAME]` tables: kind, model, base_url, api_key_env."""
     plan: Mapping[str, Any] = field(default_factory=dict)
     """The locked plan a run follows (`run --plan`): its hashes and amendments, shown by every report.
-    Set by `runner.evidence.plan_commands` only, never read from a sweep file."""
+    Set by `runner.evidence.plan_lock` only, never read from a sweep file."""
     shards: int = 0
     """How many shards the sweep is split into, for `run --shard auto` where the scheduler does not say
     it (a Kubernetes Indexed Job); 0: not given. A shard journals its count here. Not hashed."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-NOT_ON_THE_START_PATH = ("numpy", "runner.report", "runner.evidence.commands", "runner.stats.bootstrap",
+NOT_ON_THE_START_PATH = ("numpy", "runner.report", "runner.evidence.run_evidence", "runner.stats.bootstrap",
                          "runner.views.show", "runner.views.episodes", "runner.cli.data_commands", "runner.views.runs")
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from runner.cli import main
 from runner.config.settings import SweepConfig
-from runner.evidence.commands import verify_command
+from runner.evidence.run_evidence import verify_command
 from runner.journal.sweep_record import SweepRecord, sweep_meta_key
 from runner.report import build_report, render_json, render_text
 from runner.schedule.sweep import resume_sweep, start_sweep

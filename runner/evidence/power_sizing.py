@@ -23,7 +23,7 @@ from runner.config.settings import config_from_json
 from runner.cost.cache_savings import run_price_table
 from runner.cost.estimate import measure, projection_rows
 from runner.cost.projection import Cell
-from runner.evidence.commands import load_evidence
+from runner.evidence.run_evidence import load_evidence
 from runner.journal import read_only
 from runner.stats.noise import mde
 from runner.stats.power import SettingVariance, predicted_sd, replicas_needed, setting_variances
