@@ -17,6 +17,7 @@ from runner.cli.parsing import Command, add_journal, journal_path, names, run_as
 from runner.cli.sweeps import add_result_flags, flag_overrides
 from runner.common.files import write_atomically
 from runner.common.optional import load_extra
+from simulators.errors import ShiftbenchInputError
 
 if TYPE_CHECKING:
     from runner.evidence.run_evidence import Regraded
@@ -120,9 +121,18 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_lock(args: argparse.Namespace) -> int:
-    from runner.evidence.plan_lock import lock_command
+    """Lock the plan, or with --amend append an amendment covering the run flags given."""
+    from runner.evidence.plan_lock import amend, lock
 
-    print(lock_command(args.plan, flag_overrides(args), args.amend, print))
+    overrides = flag_overrides(args)
+    if args.amend is None:
+        if overrides:
+            raise ShiftbenchInputError(f"lock: run flags ({', '.join(overrides)}) change a plan only with "
+                                       "--amend REASON")
+        print(f"Locked {args.plan}: sha256 {lock(args.plan, print)}")
+        return 0
+    changes, digest = amend(args.plan, overrides, args.amend, print)
+    print(f"Amended {args.plan} ({', '.join(changes)}): sha256 {digest}")
     return 0
 
 
