@@ -14,8 +14,7 @@ from runner.cli.parsing import Command, add_journal, journal_path, run_async
 from simulators.errors import ShiftbenchInputError
 
 if TYPE_CHECKING:
-    from runner.evidence.power_sizing import PowerRow, Sizing
-    from runner.stats.power import SettingVariance
+    from runner.evidence.power_sizing import PowerRow, SettingVariance, Sizing
 
 __all__ = ["POWER_COMMANDS", "add_power_parser"]
 

@@ -28,7 +28,7 @@ from runner.stats.noise import mde
 from runner.stats.power import SettingVariance, predicted_sd, replicas_needed, setting_variances
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["PowerRow", "Sizing", "size_sweep"]
+__all__ = ["PowerRow", "SettingVariance", "Sizing", "size_sweep"]
 
 _CATEGORY = {"avg_h": "hidden", "avg_f": "fully_specified"}
 
