@@ -7,6 +7,8 @@ meaning-preserving rewrites of its tasks.
   fault, after a control replay has reproduced the recording; verdicts per episode.
 - `metamorphic`: `shiftbench audit metamorphic`: derived `source~transform` cases run beside their
   sources; relations `same_state`, `same_actions`, `same_output`; transforms trusted by labels.
+- `vocabulary`: the names the command line offers (faults, verdicts, relations, transforms) without
+  importing the audits.
 - `replay`: what both replays share: the recorded episodes, the method's context for them, and a
   client stack whose prefix answers come from the run's paid answers.
 

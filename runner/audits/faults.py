@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from runner.audits.replay import Recorded, Replay, open_replay
+from runner.audits.vocabulary import FAULTS, VERDICTS
 from runner.providers.priority import TEST
 from runner.schedule.episode import EpisodeResult, run_episode
 from simulators.domain import AuditView, Domain, DomainWorld, Grade, Judge, PlannedCall, ToolExchange
@@ -42,12 +43,6 @@ from simulators.registry import get_domain
 
 __all__ = ["FAULTS", "VERDICTS", "FaultSpec", "FaultyDomain", "run_fault_audit", "verdict"]
 
-FAULTS: dict[str, str] = {
-    "error": '{"error":"internal error"}',
-    "timeout": '{"error":"timeout"}',
-    "malformed": '{"raw":"{\\"status\\": "}',
-}
-VERDICTS = ("recovered", "escalated", "acted_wrongly", "failed", "missing", "not_applicable")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from runner.audits.faults import calls_of, reproduces
 from runner.audits.rates import rate_of
 from runner.audits.replay import Recorded, Replay, open_replay
 from runner.audits.transforms import Transform, derived_task, load_transform
+from runner.audits.vocabulary import DEFAULT_MIN_KEPT, RELATIONS
 from runner.providers.priority import TEST
 from runner.schedule.episode import EpisodeResult, run_episode
 from runner.stats.stats import clopper_pearson
@@ -37,8 +38,6 @@ from simulators.registry import get_domain
 
 __all__ = ["RELATIONS", "Labels", "load_labels", "relations", "run_metamorphic_audit", "transform_checked"]
 
-RELATIONS = ("same_state", "same_actions", "same_output")
-DEFAULT_MIN_KEPT = 0.9
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 `main` joins the groups and owns the one error path (a fixable error is one line on stderr, exit 2);
 `parsing` holds what the groups share (the parser class, flag types, `--journal`, running a coroutine).
 The groups: `sweeps` (run, resume), `results` (runs, report), `evidence` (compare, verify, gate,
-estimate, lock), `methods`, `probe`, `data`, `workbench` (show, state, export, runs rm, journal vacuum);
-the audits add their own (`runner.audits.cli`). A command imports what only it needs when it runs, so
+estimate, lock), `power`, `methods`, `probe`, `data` (its replay, gold check and fetch in `data_commands`),
+`workbench` (show, state, export, runs rm, journal vacuum),
+`audits` (audit faults, audit metamorphic). A command imports what only it needs when it runs, so
 `run` and `resume` start without numpy, the report or the views.
 
 `runner.cli:main` is the console entry point; `python -m runner.cli` runs the same.

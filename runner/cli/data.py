@@ -1,7 +1,8 @@
 """`data build|check|replay|fetch`: make, validate, replay and download datasets.
 
-The work lives in `simulators` (build, load, integrity) and `runner.datasets.commands` (replay, gold
-checks, fetch); this module only parses and prints.
+The work lives in `simulators` (build, load, integrity, replay) and `runner.datasets` (fetch); this
+module parses, and `data_commands` (imported when one of those runs: it loads the simulators) prints
+replay, gold checks and fetch.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 import orjson
 
 from runner.cli.parsing import Command
-from runner.schedule.paths import check_suite_target, write_suite
 
 __all__ = ["DATA_COMMANDS", "add_data_parser"]
 
@@ -46,7 +46,7 @@ def add_data_parser(commands: Any) -> None:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
-    from runner.datasets.commands import run_check_gold, run_fetch, run_replay
+    from runner.cli.data_commands import run_check_gold, run_fetch, run_replay
 
     if args.data_command == "replay":
         return run_replay(args.dir, args.scenario, args.task, args.gold, args.actions, args.json)
@@ -55,6 +55,8 @@ def _cmd_data(args: argparse.Namespace) -> int:
     if args.data_command == "check" and args.gold:
         return run_check_gold(args.dir)
     if args.data_command == "build":
+        from runner.schedule.paths import check_suite_target, write_suite  # the suite's generators
+
         print(check_suite_target(args.out).capitalize() + " ...")
         fingerprint = write_suite(args.out, args.seed)
         print(f"Built the suite (seed {args.seed}) in {args.out}\nfingerprint {fingerprint}")

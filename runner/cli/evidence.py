@@ -1,19 +1,26 @@
 """The evidence commands: `compare`, `verify`, `gate`, `estimate` and `lock`.
 
 Each reads the journal only (`lock` reads and appends to a plan file); the work lives in
-`runner.evidence` and `runner.cost.estimate`, which load numpy, so they are imported when a command runs.
+`runner.evidence` and `runner.cost.estimate`, which load numpy, so they are imported when a command runs;
+what each prints and its exit code are here.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from runner.cli.parsing import Command, add_journal, journal_path, names, run_async
 from runner.cli.sweeps import add_result_flags, flag_overrides
 from runner.common.files import write_atomically
 from runner.common.optional import load_extra
+from simulators.errors import ShiftbenchInputError
+
+if TYPE_CHECKING:
+    from runner.evidence.run_evidence import Regraded
 
 __all__ = ["EVIDENCE_COMMANDS", "add_evidence_parsers"]
 
@@ -64,39 +71,68 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from runner.evidence.commands import compare_command, load_comparison
+    from runner.evidence.compare import render_comparison_json, render_comparison_text
+    from runner.evidence.run_evidence import load_comparison
 
-    if args.html is not None:
-        html = load_extra("runner.views.compare_html", "html", "compare --html")
-        comparison, a, b = run_async(load_comparison, journal_path(args), args.a, args.b, args.shared)
+    html = load_extra("runner.views.compare_html", "html", "compare --html") if args.html is not None else None
+    comparison, a, b = run_async(load_comparison, journal_path(args), args.a, args.b, args.shared)
+    if html is not None:
         write_atomically(args.html, html.render_compare_html(comparison, a, b), "--html")
         print(f"Wrote {args.html}")
         return 0
-    text, code = run_async(compare_command, journal_path(args), args.a, args.b, args.json, args.shared)
-    print(text)
-    return int(code)
+    print(render_comparison_json(comparison) if args.json else render_comparison_text(comparison))
+    return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from runner.evidence.commands import verify_command
+    """Exit 1 when any stored reward differs from its re-grade."""
+    from runner.evidence.run_evidence import regrade_run
 
-    text, code = run_async(verify_command, journal_path(args), args.run_id, args.json)
-    print(text)
-    return int(code)
+    regraded = run_async(regrade_run, journal_path(args), args.run_id)
+    print(_verify_output(args.run_id, regraded, args.json))
+    return 1 if regraded.mismatches else 0
+
+
+def _verify_output(run_id: str, regraded: Regraded, as_json: bool) -> str:
+    """Episodes re-graded per stream replica are named when the run has more than one."""
+    checked, replicas, mismatches = regraded.checked, regraded.replicas, regraded.mismatches
+    if as_json:
+        return orjson.dumps({"run_id": run_id, "episodes": checked,
+                             "episodes_by_replica": {str(k): n for k, n in sorted(replicas.items())}, "mismatches": [
+            {"unit_id": unit, "stored": r.stored, "regraded": r.regraded, "judge": r.judge}
+            for unit, r in mismatches]}, option=orjson.OPT_INDENT_2).decode()
+    per_replica = ("" if len(replicas) < 2 else
+                   " (" + ", ".join(f"replica {k}: {n}" for k, n in sorted(replicas.items())) + ")")
+    if not mismatches:
+        return f"verify {run_id}: all {checked} stored rewards re-grade equal{per_replica}"
+    lines = [f"verify {run_id}: {len(mismatches)} of {checked} stored rewards differ from their re-grade"
+             + per_replica]
+    lines += [f"  {unit}: stored {r.stored:g}, re-graded {r.regraded:g} ({r.judge})" for unit, r in mismatches]
+    return "\n".join(lines)
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from runner.evidence.commands import gate_command
+    from runner.evidence.gate_run import render_gate_json, render_gate_text
+    from runner.evidence.run_evidence import gate_outcome
 
-    text, code = run_async(gate_command, journal_path(args), args.run_id, args.rules, args.json)
-    print(text)
-    return int(code)
+    outcome = run_async(gate_outcome, journal_path(args), args.run_id, args.rules)
+    print(render_gate_json(outcome) if args.json else render_gate_text(outcome))
+    return int(outcome.exit_code)
 
 
 def _cmd_lock(args: argparse.Namespace) -> int:
-    from runner.evidence.plan_commands import lock_command
+    """Lock the plan, or with --amend append an amendment covering the run flags given."""
+    from runner.evidence.plan_lock import amend, lock
 
-    print(lock_command(args.plan, flag_overrides(args), args.amend, print))
+    overrides = flag_overrides(args)
+    if args.amend is None:
+        if overrides:
+            raise ShiftbenchInputError(f"lock: run flags ({', '.join(overrides)}) change a plan only with "
+                                       "--amend REASON")
+        print(f"Locked {args.plan}: sha256 {lock(args.plan, print)}")
+        return 0
+    changes, digest = amend(args.plan, overrides, args.amend, print)
+    print(f"Amended {args.plan} ({', '.join(changes)}): sha256 {digest}")
     return 0
 
 

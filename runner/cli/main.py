@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from runner.audits.cli import add_audit_parser, run_audit_command
+from runner.cli.audits import add_audit_parser, run_audit_command
 from runner.cli.data import DATA_COMMANDS, add_data_parser
 from runner.cli.evidence import EVIDENCE_COMMANDS, add_evidence_parsers
 from runner.cli.methods import METHOD_COMMANDS, add_methods_parser
@@ -23,7 +23,6 @@ from runner.cli.probe import PROBE_COMMANDS, add_probe_parser
 from runner.cli.results import RESULT_COMMANDS, add_result_parsers
 from runner.cli.sweeps import SWEEP_COMMANDS, add_sweep_parsers
 from runner.cli.workbench import WORKBENCH_COMMANDS, WorkbenchCommand, add_workbench_commands
-from runner.common.version import code_version
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["build_parser", "main"]
@@ -53,6 +52,8 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
+        from runner.common.version import code_version
+
         print(f"shiftbench {code_version()}")
         parser.exit()
 

@@ -15,7 +15,7 @@ __all__ = ["METHOD_COMMANDS", "add_methods_parser"]
 
 def add_methods_parser(commands: Any) -> None:
     methods = commands.add_parser("methods", help="list the learning methods it can see, or check one")
-    actions = methods.add_subparsers(dest="methods_command")
+    actions = methods.add_subparsers(dest="methods_command", metavar="[check]")  # optional: bare `methods` lists
     check = actions.add_parser("check", help="check a method against the protocol's rules (offline by default); "
                                              "exit 1 on any FAIL")
     check.add_argument("spec", help="a method: a name, module:NAME, ./file.py:NAME or slb:module:Class")

@@ -12,10 +12,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import anyio
-
-from runner.config.settings import allowed_range
-from runner.schedule.sweep import default_journal
+from runner.common.home import default_journal
 from simulators.errors import ShiftbenchInputError
 
 if TYPE_CHECKING:
@@ -58,6 +55,8 @@ def within(kind: Callable[[str], Any], field: str) -> Callable[[str], Any]:
         try:
             return kind(text)
         except ValueError:
+            from runner.config.settings import allowed_range  # it loads the methods: only for the message
+
             raise argparse.ArgumentTypeError(f"expected {allowed_range(field)}, got {text!r}") from None
     return parse_number
 
@@ -82,6 +81,8 @@ def journal_path(args: argparse.Namespace, config: SweepConfig | None = None) ->
 
 def run_async(fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
     """Run a command's coroutine on uvloop where it is installed."""
+    import anyio  # the event loop only for a command that runs one, not for `--help`
+
     try:
         return anyio.run(fn, *args, backend_options={"use_uvloop": True})
     except ImportError:

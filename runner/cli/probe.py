@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.cli.parsing import Command, positive, run_async
-from runner.config.settings import SweepConfig, load_config_file
-from runner.models.compat import CONTEXT_PROBE_TOKENS
+from runner.models.compat_sizes import CONTEXT_PROBE_TOKENS
 
 if TYPE_CHECKING:
+    from runner.config.settings import SweepConfig
     from runner.models.registry import ModelEntry
 
 __all__ = ["PROBE_COMMANDS", "add_probe_parser"]
@@ -33,6 +33,7 @@ def add_probe_parser(commands: Any) -> None:
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
+    from runner.config.settings import SweepConfig, load_config_file
     from runner.models.endpoints import check_endpoint_tables
 
     config = load_config_file(args.config) if args.config else SweepConfig()

@@ -11,13 +11,15 @@ import argparse
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from methods.registry import METHOD_REGISTRY
+from methods.names import REGISTERED_METHODS
 from runner.cli.parsing import Command, add_journal, journal_path, names, positive, run_async, within
-from runner.config.settings import SweepConfig, load_config_file
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
+
+if TYPE_CHECKING:  # the settings load the methods: imported when a sweep is configured
+    from runner.config.settings import SweepConfig
 
 __all__ = ["EXIT_BY_STATUS", "SWEEP_COMMANDS", "add_result_flags", "add_sweep_parsers", "flag_overrides",
            "sweep_config"]
@@ -83,7 +85,7 @@ def add_result_flags(run: argparse.ArgumentParser) -> None:
         "comma-separated. scripted: the offline agent that follows the documents and any policy block it is "
         "given; scripted:docs: the documents only; openai:<id>, anthropic:<id>, openrouter:<vendor>/<id>, "
         "together:<id>, fireworks:<id>, openai-compatible:<id>@http://host:port/v1, or a sweep file's endpoint"))
-    run.add_argument("--methods", type=names, help=f"comma-separated: {', '.join(sorted(METHOD_REGISTRY))}, an "
+    run.add_argument("--methods", type=names, help=f"comma-separated: {', '.join(REGISTERED_METHODS)}, an "
                      "entry point's name, module:NAME, ./file.py:NAME, slb:module:Class; NAME=SPEC names one")
     run.add_argument("--scenarios", type=names, help=f"comma-separated, of {', '.join(SCENARIOS)} (default: all)")
     run.add_argument("--dataset", help="a dataset directory (default: the built-in suite)")
@@ -110,7 +112,8 @@ def add_result_flags(run: argparse.ArgumentParser) -> None:
 
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
-    from runner.evidence.plan_commands import follow_plan
+    from runner.config.settings import SweepConfig, load_config_file
+    from runner.evidence.plan_lock import follow_plan
 
     if getattr(args, "plan", None):
         return follow_plan(args.plan, flag_overrides(args), print)

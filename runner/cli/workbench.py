@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from runner.common.optional import load_extra
-from runner.journal import EpisodeFilter
-from runner.journal.housekeeping import journal_bytes, remove_run, vacuum_journal
 
 __all__ = ["WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm", "add_workbench_commands", "cmd_runs_rm"]
 
@@ -60,7 +58,7 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
 
 def add_runs_rm(runs: argparse.ArgumentParser) -> None:
     """`runs rm RUN_ID`: a sub-action of `runs`, which itself still lists runs without one."""
-    actions = runs.add_subparsers(dest="runs_command", metavar="{rm}")
+    actions = runs.add_subparsers(dest="runs_command", metavar="[rm]")  # optional: bare `runs` lists
     remove = actions.add_parser("rm", help="remove a run and everything it journaled")
     remove.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="the runs to remove")
     # SUPPRESS: `runs --journal J rm R` keeps the J given before the sub-action.
@@ -82,7 +80,8 @@ def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.Arg
 
 
 def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
-    # The views (rich among them) are imported by the commands that print them, not by every command
+    # The views (rich among them) and the journal are imported by the commands that use them, not by every command
+    from runner.journal import EpisodeFilter
     from runner.views.episodes import load_transcripts, split_stream
     from runner.views.filters import nothing_matches
     from runner.views.show import print_transcripts, transcripts_json
@@ -109,6 +108,7 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.journal import EpisodeFilter
     from runner.views.episodes import split_stream
     from runner.views.export import export_jsonl
 
@@ -128,6 +128,8 @@ def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_runs_rm(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.journal.housekeeping import journal_bytes, remove_run
+
     for run_id in args.run_ids:
         removed = run(remove_run, journal, run_id)
         print(f"Removed run {removed.run_id} ({removed.episodes} episodes).")
@@ -142,6 +144,8 @@ def cmd_journal(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
         run(merge_shards, args.out, args.paths, args.allow_partial, print, args.allow_mixed_settings)
         return 0
+    from runner.journal.housekeeping import vacuum_journal
+
     done = run(vacuum_journal, journal)
     print(f"Vacuumed {journal}: {_mb(done.before_bytes)} -> {_mb(done.after_bytes)}")
     return 0

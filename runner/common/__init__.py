@@ -6,6 +6,7 @@
 - `tables`: plain text tables; `money`: dollars shown so they never contradict each other.
 - `version`: the code's version (git commit, or the installed source's hash); `machine`: the machine.
 - `liveness`: whether a run's process is still alive; `optional`: the optional extras (html, inspect).
+- `home`: where shiftbench writes by default (`.shiftbench/`, its journal).
 
 Arrows: none. Every package may import common, and it imports no other package of the runner.
 """

@@ -3,7 +3,9 @@
 `create_run` journals, per method, where it came from (registry, module, file, entry point, the
 reference adapter), what it resolved to, its options, its learning and block size, and the sha256 of
 its source (`methods.source`), in the meta row `run:<id>:methods`. A resume resolves the methods again
-and compares the hashes: a changed source is refused, as an edited config is, unless the user passes
+and compares the hashes (by the scheme each was journaled with: a journal from before
+`source_scheme` was journaled is compared by the older, path-dependent hash, `legacy_source_hash`):
+a changed source is refused, as an edited config is, unless the user passes
 `--accept-method-change`; then each change (method, old and new hash, when) is appended to
 `run:<id>:methods:accepted`, which reports show, and later resumes compare against the accepted source.
 """
@@ -68,24 +70,36 @@ async def check_methods_unchanged(reader: Reader, run_id: str, resolved: Mapping
     began, accepted = await stored_methods(reader, run_id)
     if not began:
         return MethodChanges()  # journaled before methods had provenance: nothing to compare
-    expected = {name: str(entry.get("source_sha256", "")) for name, entry in began.items()}
+    expected = {name: (str(entry.get("source_sha256", "")), str(entry.get("source_scheme", ""))) for name, entry
+                in began.items()}
     for change in accepted:
-        expected[str(change["method"])] = str(change["after"])
-    changes = [(name, expected[name], method) for name, method in resolved.items()
-               if name in expected and expected[name] != method.source.source_sha256]
+        expected[str(change["method"])] = (str(change["after"]), str(change.get("scheme", "")))
+    changes = [(name, expected[name][0], method) for name, method in resolved.items()
+               if name in expected and expected[name][0] != _current_hash(method, expected[name][1])]
     if not changes:
         return MethodChanges()
     if not accept:
         name, before, method = changes[0]
         more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+        older = "" if expected[name][1] else " (its hash then by shiftbench's older, path-dependent scheme)"
         raise ShiftbenchInputError(
-            f"run {run_id}: method '{name}' changed since the run began{more} (source {before[:12]} -> "
+            f"run {run_id}: method '{name}' changed since the run began{more}{older} (source {before[:12]} -> "
             f"{method.source.source_sha256[:12]}, {method.source.target}); resume refuses a changed method: restore "
             f"it, start a new run, or pass {ACCEPT_FLAG} to continue with the new code (the change is recorded)")
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     recorded = accepted + [{"method": name, "before": before, "after": method.source.source_sha256,
-                            "target": method.source.target, "accepted_at": now} for name, before, method in changes]
+                            "scheme": method.source.source_scheme, "target": method.source.target,
+                            "accepted_at": now} for name, before, method in changes]
     return MethodChanges(tuple(name for name, _, _ in changes), orjson.dumps(recorded).decode())
+
+
+def _current_hash(method: ResolvedMethod, scheme: str) -> str:
+    """The method's hash now, by the scheme its journaled hash used: a journal from before schemes were
+    journaled hashed file names too, and comparing it with today's hash would call every method changed."""
+    if scheme:
+        return method.source.source_sha256
+    from methods.source import legacy_source_hash  # resolving the methods imported it already
+    return legacy_source_hash(method.source)
 
 
 _ORIGIN_WORDS = {"registry": "shiftbench", "module": "module", "file": "file", "entry_point": "entry point",
@@ -102,6 +116,7 @@ def method_lines(methods: Mapping[str, Any], changes: list[dict[str, Any]]) -> l
         options = entry.get("options") or {}
         told = f", options {', '.join(f'{k}={v!r}' for k, v in options.items())}" if options else ""
         digest, files = str(entry.get("source_sha256", ""))[:12], _files(entry.get("source_files", 0))
+        files += "" if entry.get("source_scheme") else ", older path-dependent hash"
         lines.append((name, f"{origin} {entry.get('target', '')}{dist}, source sha256 {digest} ({files}){told}"))
     for change in changes:
         lines.append((str(change["method"]), f"source changed, resumed with it at {change['accepted_at']} "

@@ -20,11 +20,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from methods.registry import METHOD_REGISTRY
-from methods.spec import ResolvedMethod, absolute_spec, check_method_name, resolve_method
+from methods.names import REGISTERED_METHODS
 from simulators.errors import ShiftbenchInputError
+
+if TYPE_CHECKING:  # resolving loads every shiftbench method: imported by what resolves, not by every reader
+    from methods.spec import ResolvedMethod
 
 __all__ = ["method_tables", "methods_from_file", "normalize_methods", "resolve_methods"]
 
@@ -33,6 +35,8 @@ _TABLE_KEYS = ("from", "options")
 
 def method_tables(path: Path, raw: object) -> dict[str, dict[str, Any]]:
     """A sweep file's `[methods.NAME]` tables, checked: `from` a string, `options` a table, nothing else."""
+    from methods.spec import absolute_spec, check_method_name
+
     if not isinstance(raw, dict):
         raise ShiftbenchInputError(f"{path}: methods must be a list of names, or [methods.NAME] tables")
     tables: dict[str, dict[str, Any]] = {}
@@ -62,7 +66,7 @@ def normalize_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source
     its entry; a name with a table keeps it; tables no longer named are dropped (a flag narrowed them)."""
     if not methods:
         raise ShiftbenchInputError(f"{source}: methods is empty; name at least one of "
-                                   f"{', '.join(sorted(METHOD_REGISTRY))}")
+                                   f"{', '.join(REGISTERED_METHODS)}")
     names: list[str] = []
     kept: dict[str, Any] = {}
     origin: dict[str, str] = {}
@@ -79,13 +83,15 @@ def normalize_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source
 
 
 def _one(token: str, specs: Mapping[str, Any], source: str, base: Path) -> tuple[str, dict[str, Any] | None]:
+    from methods.spec import absolute_spec, check_method_name, resolve_method
+
     token = token.strip()
     if "=" in token:
         name, text = (part.strip() for part in token.split("=", 1))
         return check_method_name(name, source), {"from": absolute_spec(text, base), "options": {}}
     if token in specs:
         return token, dict(specs[token])
-    if token in METHOD_REGISTRY:
+    if token in REGISTERED_METHODS:
         return token, None
     text = absolute_spec(token, base)
     resolved = resolve_method(text, where=source)
@@ -94,6 +100,8 @@ def _one(token: str, specs: Mapping[str, Any], source: str, base: Path) -> tuple
 
 def resolve_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source: str) -> dict[str, ResolvedMethod]:
     """Every method of a normalized config, resolved (imports the user's code; each error one line)."""
+    from methods.spec import resolve_method
+
     resolved: dict[str, ResolvedMethod] = {}
     for name in methods:
         entry = specs.get(name)

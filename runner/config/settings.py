@@ -13,17 +13,19 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from methods.spec import ResolvedMethod
 from runner.common.toml_tables import Field, check_table, described, read_toml, refuse_unknown, suggestion
 from runner.config.endpoint_keys import check_endpoint_keys
 from runner.config.methods import methods_from_file, normalize_methods, resolve_methods
 from runner.config.prices import parse_model_prices
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
+
+if TYPE_CHECKING:
+    from methods.spec import ResolvedMethod
 
 __all__ = ["RESULT_KEYS", "SWEEP_FIELDS", "TOP_TABLES", "SweepConfig", "allowed_range", "config_from_json",
            "config_hash", "load_config_file", "stored_config_hash"]
@@ -95,7 +97,7 @@ class SweepConfig:
     """Named endpoints, `[endpoints.NAME]` tables: kind, model, base_url, api_key_env."""
     plan: Mapping[str, Any] = field(default_factory=dict)
     """The locked plan a run follows (`run --plan`): its hashes and amendments, shown by every report.
-    Set by `runner.evidence.plan_commands` only, never read from a sweep file."""
+    Set by `runner.evidence.plan_lock` only, never read from a sweep file."""
     shards: int = 0
     """How many shards the sweep is split into, for `run --shard auto` where the scheduler does not say
     it (a Kubernetes Indexed Job); 0: not given. A shard journals its count here. Not hashed."""

@@ -1,5 +1,5 @@
-"""Datasets as commands: `data replay` and `data check --gold` (`commands`), and `data fetch` of the
-official export at its pinned commit (`official`). The format itself is `simulators.dataset`'s.
+"""Datasets from outside: `data fetch` of the official export at its pinned commit (`official`); the
+commands that replay and check a dataset are `runner.cli`'s. The format itself is `simulators.dataset`'s.
 
 Arrows: none (it builds on `simulators` only).
 """

@@ -18,10 +18,11 @@ writers refused there with a line that says so, a damaged journal's line and wha
 an episode with its unit is `EpisodeDetail` for the views, `verify` and export alike; `EpisodeFilter`,
 `Spend`), `batch` (`Batch` and its typed writers), `reader` (`Reader` and its named queries, with the
 views' in `view_queries`, those over model calls in `call_queries` and the retries' in `retry_queries`,
-each a `query_group.QueryGroup` over Reader's `_rows`),
+the notebook API's in `analysis_queries`; each a `query_group.QueryGroup` over Reader's `_rows`),
 `writer` (`Journal`: one writer task, group commit, urgent batches first, a shielded commit, a bad batch
 fails only its caller), `merge` (`write_merged`, `unit_results`: shard journals of one sweep copied into
 one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `journal vacuum`),
+`call_tallies` (a run's calls per stream and per endpoint replica, as reports and `runs` show them),
 `meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
 it, the sweep and shard it belongs to), `lease` (which host and process write a run now).
 
@@ -44,7 +45,8 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - evidence (intervals, compare, gate): `test_outcomes`, `meta`; `verify`: `recorded_episodes`;
 - audits: `episode_audits` (state audits with their stream), `audit`, `audit_cases` (a resume skips them);
 - transcripts, state and export (`runner/views/`): `episode_details` / `episode_matches` (an
-  `EpisodeFilter`), `failed_per_setting`, `failed_counts`, `streams_of_run`, `checkpoint_keys`.
+  `EpisodeFilter`), `failed_per_setting`, `failed_counts`, `streams_of_run`, `checkpoint_keys`;
+- the notebook API (`runner.analysis`, `analysis_queries`): `episode_figures`, `model_calls`.
 "Spent" has one definition: `Spend` (calls by purpose; the episodes' agent cost when a run journaled
 no agent calls), returned by `spend` and `spend_by_run`.
 

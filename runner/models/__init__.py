@@ -6,7 +6,8 @@
   order): `journaled` (response cache and call rows), `gate` (priority limits), `priced` (the budget's
   reservation), with `capped`, `seeded`, `scoped`, `watched` for max tokens, replica seeds, scopes and
   calls in flight.
-- `scripted`: the offline agents; `probe`: the run's first tiny request; `compat`: `probe --full`.
+- `scripted`: the offline agents; `probe`: the run's first tiny request; `compat`: `probe --full` (its request size in
+  `compat_sizes`, light for the command line).
 
 Arrows: models -> cost, config, display (progress), providers, journal, common.
 """

@@ -31,6 +31,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from runner.models.compat_sizes import CONTEXT_PROBE_TOKENS
 from runner.models.endpoints import sends_prompt_cache_key
 from runner.providers import OpenAICompatClient
 from runner.providers.taxonomy import InfrastructureError
@@ -40,7 +41,6 @@ from simulators.protocol import JSON, Message, ToolCall
 __all__ = ["CONTEXT_PROBE_TOKENS", "Compatibility", "Finding", "check_compatibility", "context_limit",
            "render_compatibility", "sweep_settings"]
 
-CONTEXT_PROBE_TOKENS = 32_768
 ANSWER_TOKENS = 128
 """Enough for one small tool call; keeps the check fast on a CPU-only server."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.audits.rates import StreamAudits
 from runner.cost.cache_savings import CacheFigures
-from runner.journal import StreamRetries
+from runner.journal.call_tallies import ReplicaUse, RetryCounts
 from runner.journal.sweep_record import SweepRecord
 from runner.stats.noise import NoiseFloor
 from runner.stats.repeats import RepeatSummary
@@ -203,27 +203,3 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-@dataclass(frozen=True)
-class RetryCounts:
-    """One stream's (model and method) calls sent, retried, timed out (`StreamRetries`)."""
-
-    model: str
-    method: str
-    calls: int
-    retried_calls: int
-    retries: int
-    timeouts: int
-    failed_calls: int
-
-    @classmethod
-    def of(cls, rows: list[StreamRetries]) -> list[RetryCounts]:
-        return [cls(*row) for row in rows]
-
-
-@dataclass(frozen=True)
-class ReplicaUse:
-    model: str
-    replica: str
-    answered: int
-    failed: int
-    """Calls that failed on this replica last (a failover's earlier tries are not counted)."""

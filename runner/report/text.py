@@ -73,9 +73,9 @@ def sweep_lines(report: Report) -> list[str]:
     sweep = report.sweep
     if sweep is None:
         return []
-    cap = "no cap" if sweep.budget_usd is None else f"of the sweep's cap ${sweep.budget_usd:.2f}"
+    cap = ", with no cap" if sweep.budget_usd is None else f" of the sweep's cap ${sweep.budget_usd:.2f}"
     lines = [f"sweep {sweep.sweep_id}: merged {len(sweep.shards)} of {sweep.count} shards, "
-             f"${sweep.spent_usd:.4f} spent in all {cap}"]
+             f"${sweep.spent_usd:.4f} spent in all{cap}"]
     lines += [f"  shard {s.index}/{sweep.count}: {s.status}, {s.units_done}/{s.units_planned} units, "
               f"${s.spent_usd:.4f}" + ("" if s.cap_usd is None else f" of its cap ${s.cap_usd:.4f}")
               for s in sweep.shards]

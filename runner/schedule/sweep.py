@@ -21,6 +21,7 @@ from anyio import CancelScope
 
 from methods.spec import ResolvedMethod
 from runner.common.errors import RunAborted, sole_error
+from runner.common.home import DEFAULT_HOME, default_journal
 from runner.common.machine import machine_info
 from runner.common.money import usd
 from runner.common.version import code_version
@@ -58,12 +59,7 @@ from simulators.errors import ShiftbenchInputError
 __all__ = ["DEFAULT_HOME", "RunOutcome", "create_run", "default_journal", "plan_sweep", "resolve_dataset",
            "resume_sweep", "start_sweep"]
 
-DEFAULT_HOME = Path(".shiftbench")
 GRACE_PERIOD_S = 60.0
-
-
-def default_journal() -> Path:
-    return DEFAULT_HOME / "journal.sqlite"
 
 
 @dataclass(frozen=True)

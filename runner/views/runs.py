@@ -21,7 +21,7 @@ from runner.journal import (
     UnitProgress,
     read_only,
 )
-from runner.report.model import ReplicaUse, RetryCounts
+from runner.journal.call_tallies import ReplicaUse, RetryCounts
 
 __all__ = ["RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
 

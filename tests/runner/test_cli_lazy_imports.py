@@ -10,8 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-NOT_ON_THE_START_PATH = ("numpy", "runner.report", "runner.evidence.commands", "runner.stats.bootstrap",
-                         "runner.views.show", "runner.views.episodes", "runner.datasets.commands", "runner.views.runs")
+NOT_ON_THE_START_PATH = ("numpy", "runner.report", "runner.evidence.run_evidence", "runner.stats.bootstrap",
+                         "runner.views.show", "runner.views.episodes", "runner.cli.data_commands", "runner.views.runs")
 
 
 def test_run_and_resume_start_without_other_commands_modules() -> None:

@@ -1,12 +1,15 @@
-"""The evidence commands over a journal: `compare`, `verify`, `gate`.
+"""A run's evidence read from a journal, for `compare`, `verify`, `gate` and `power`: its test outcomes per
+stream, two streams' comparison, every episode re-graded, the run judged against rules.
 
-Each reads through `runner.journal`'s named queries on a read-only connection and returns what to
-print and the exit code; none of them writes to the journal or drives a run.
+Each reads through `runner.journal`'s named queries on a read-only connection and returns what it found;
+what the commands print and their exit codes are `runner.cli.evidence`'s. Nothing here writes to the
+journal or drives a run.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -15,8 +18,8 @@ from runner.config.plan import plan_streams
 from runner.config.run_dataset import dataset_of_run
 from runner.config.settings import config_from_json
 from runner.cost.pilot import full_task_count, project_cost
-from runner.evidence.compare import Comparison, compare_streams, render_comparison_json, render_comparison_text
-from runner.evidence.gate_run import gate_run, render_gate_json, render_gate_text
+from runner.evidence.compare import Comparison, compare_streams
+from runner.evidence.gate_run import GateOutcome, gate_run
 from runner.evidence.gates import load_rules
 from runner.evidence.regrade import Regrade, regrade
 from runner.journal import Reader, RunRow, read_only
@@ -27,10 +30,7 @@ from simulators.protocol import Task
 from simulators.record import EpisodeRecord
 from simulators.registry import get_domain
 
-__all__ = ["compare_command", "gate_command", "load_comparison", "load_evidence", "verify_command"]
-
-Output = tuple[str, int]
-"""What to print, and the exit code."""
+__all__ = ["Regraded", "gate_outcome", "load_comparison", "load_evidence", "regrade_run"]
 
 
 async def _run_row(reader: Reader, journal: Path, run_id: str) -> RunRow:
@@ -55,11 +55,6 @@ async def load_evidence(journal: Path, run_id: str) -> RunEvidence:
 
 # ---------------------------------------------------------------------------- compare
 
-async def compare_command(journal: Path, a_text: str, b_text: str, as_json: bool, shared: bool = False) -> Output:
-    comparison, _, _ = await load_comparison(journal, a_text, b_text, shared)
-    return (render_comparison_json(comparison) if as_json else render_comparison_text(comparison)), 0
-
-
 async def load_comparison(journal: Path, a_text: str, b_text: str,
                           shared: bool = False) -> tuple[Comparison, RunEvidence, RunEvidence]:
     """The comparison of two streams (`RUN_ID` or `RUN_ID:model/method`), with each side's run evidence
@@ -80,8 +75,18 @@ async def load_comparison(journal: Path, a_text: str, b_text: str,
 
 # ---------------------------------------------------------------------------- verify
 
-async def verify_command(journal: Path, run_id: str, as_json: bool) -> Output:
-    """Re-grade every journaled episode; exit 1 when any stored reward differs from its re-grade."""
+@dataclass(frozen=True)
+class Regraded:
+    """Every journaled episode of a run re-graded: how many, per stream replica, and those that differ."""
+
+    checked: int
+    replicas: Counter[int]
+    mismatches: list[tuple[str, Regrade]]
+    """(unit id, its re-grade) where the stored reward differs."""
+
+
+async def regrade_run(journal: Path, run_id: str) -> Regraded:
+    """Re-grade every journaled episode from its recorded actions, without a model."""
     async with read_only(journal) as reader:
         row = await _run_row(reader, journal, run_id)
         episodes = await reader.recorded_episodes(run_id)
@@ -101,31 +106,13 @@ async def verify_command(journal: Path, run_id: str, as_json: bool) -> Output:
                                orjson.loads(episode.grade_details))
         if not result.matches:
             mismatches.append((episode.unit_id, result))
-    replicas = Counter(episode.replica for episode in episodes)
-    return _verify_output(run_id, len(episodes), replicas, mismatches, as_json), 1 if mismatches else 0
-
-
-def _verify_output(run_id: str, checked: int, replicas: Counter[int], mismatches: list[tuple[str, Regrade]],
-                   as_json: bool) -> str:
-    """`replicas`: episodes re-graded per stream replica (named when the run has more than one)."""
-    if as_json:
-        return orjson.dumps({"run_id": run_id, "episodes": checked,
-                             "episodes_by_replica": {str(k): n for k, n in sorted(replicas.items())}, "mismatches": [
-            {"unit_id": unit, "stored": r.stored, "regraded": r.regraded, "judge": r.judge}
-            for unit, r in mismatches]}, option=orjson.OPT_INDENT_2).decode()
-    per_replica = ("" if len(replicas) < 2 else
-                   " (" + ", ".join(f"replica {k}: {n}" for k, n in sorted(replicas.items())) + ")")
-    if not mismatches:
-        return f"verify {run_id}: all {checked} stored rewards re-grade equal{per_replica}"
-    lines = [f"verify {run_id}: {len(mismatches)} of {checked} stored rewards differ from their re-grade"
-             + per_replica]
-    lines += [f"  {unit}: stored {r.stored:g}, re-graded {r.regraded:g} ({r.judge})" for unit, r in mismatches]
-    return "\n".join(lines)
+    return Regraded(len(episodes), Counter(episode.replica for episode in episodes), mismatches)
 
 
 # ---------------------------------------------------------------------------- gate
 
-async def gate_command(journal: Path, run_id: str, rules_path: Path, as_json: bool) -> Output:
+async def gate_outcome(journal: Path, run_id: str, rules_path: Path) -> GateOutcome:
+    """The run judged against the rules file (its verdict carries the exit code)."""
     rules = load_rules(rules_path)
     evidence = await load_evidence(journal, run_id)
     report = await build_report(journal, run_id)
@@ -135,8 +122,7 @@ async def gate_command(journal: Path, run_id: str, rules_path: Path, as_json: bo
         async with read_only(journal) as reader:
             row = await _run_row(reader, journal, run_id)
         projected = _projected_full_cost(row, report.cost_usd.total, sum(s.episodes for s in report.streams))
-    outcome = gate_run(evidence, streams, rules, projected)
-    return (render_gate_json(outcome) if as_json else render_gate_text(outcome)), outcome.exit_code
+    return gate_run(evidence, streams, rules, projected)
 
 
 def _projected_full_cost(row: RunRow, spent: float, episodes: int) -> float:

@@ -1,4 +1,4 @@
-"""The `shiftbench data replay | check --gold | fetch` commands.
+"""The handlers of `shiftbench data replay | check --gold | fetch` (their parser is `runner.cli.data`).
 
 - `replay DIR --scenario S --task ID (--gold | --actions FILE|-) [--json]`: the calls on a fresh world
   for one task; each observation, the final state hash, and the grade (reward, details, judge).

@@ -1,4 +1,5 @@
-"""`shiftbench audit faults|metamorphic RUN_ID ...`: the audit subcommands' flags and output."""
+"""`shiftbench audit faults|metamorphic RUN_ID ...`: the audit subcommands' flags and output; the audits
+themselves are `runner.audits`."""
 
 from __future__ import annotations
 
@@ -7,12 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import orjson
 
-from runner.audits.faults import FAULTS, VERDICTS, FaultSpec, run_fault_audit
-from runner.audits.metamorphic import DEFAULT_MIN_KEPT, RELATIONS, run_metamorphic_audit
-from runner.audits.transforms import BUILT_IN
+from runner.audits.vocabulary import BUILT_IN_TRANSFORMS, DEFAULT_MIN_KEPT, FAULTS, RELATIONS, VERDICTS
 
 __all__ = ["add_audit_parser", "run_audit_command"]
 
@@ -30,7 +28,8 @@ def add_audit_parser(audit: argparse.ArgumentParser, add_journal: Callable[[argp
     meta = kinds.add_parser("metamorphic", help="run derived source~transform cases beside their sources")
     meta.add_argument("run_id", help="the run to audit, as `shiftbench runs` lists it")
     meta.add_argument("--transform", required=True,
-                      help=f"a built-in ({', '.join(BUILT_IN)}) or a JSON file with name and template or replace")
+                      help=f"a built-in ({', '.join(BUILT_IN_TRANSFORMS)}) or a JSON file with name and template or "
+                           "replace")
     meta.add_argument("--labels", type=Path, help='JSONL of {"case": "<source>~<transform>", "kept": true|false}')
     meta.add_argument("--min-kept", type=float, default=DEFAULT_MIN_KEPT,
                       help=f"the 95%% lower bound of kept/pairs a transform needs to count "
@@ -41,6 +40,12 @@ def add_audit_parser(audit: argparse.ArgumentParser, add_journal: Callable[[argp
 
 
 def run_audit_command(args: argparse.Namespace, journal: Path) -> int:
+    # The audits load the episode loop, the simulators and the providers: only when one runs.
+    import anyio
+
+    from runner.audits.faults import FaultSpec, run_fault_audit
+    from runner.audits.metamorphic import run_metamorphic_audit
+
     if args.audit_command == "faults":
         spec = FaultSpec(args.tool, args.fault, args.nth)
         report = anyio.run(run_fault_audit, journal, args.run_id, spec, args.budget)

@@ -1,10 +1,11 @@
-"""`shiftbench power RUN_ID --stream M/METHOD --mde D [--power 0.8]`: size a sweep from a pilot's noise.
+"""Sizing a sweep from a pilot's noise (`shiftbench power RUN_ID --stream M/METHOD --mde D [--power 0.8]`).
 
 Reads the pilot's replicated stream (`--replicas K`, K >= 2) from the journal, splits its between-replica
 variance (`runner.stats.power`), and for test sets of the pilot's size, larger pilots and the full
 test set prints the replicas per stream that detect D points of Avg H (or Avg F) at the given power, the
 MDE that many achieve, and what that sweep of the stream would cost, projected from the pilot's own
-episodes exactly as `shiftbench estimate` projects (nothing is sent).
+episodes exactly as `shiftbench estimate` projects (nothing is sent). What the command prints is
+`runner.cli.power`'s.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from methods.registry import get_method_spec
 from runner.config.plan import Stream, plan_streams
 from runner.config.run_dataset import dataset_of_run
@@ -23,13 +22,13 @@ from runner.config.settings import config_from_json
 from runner.cost.cache_savings import run_price_table
 from runner.cost.estimate import measure, projection_rows
 from runner.cost.projection import Cell
-from runner.evidence.commands import load_evidence
+from runner.evidence.run_evidence import load_evidence
 from runner.journal import read_only
 from runner.stats.noise import mde
 from runner.stats.power import SettingVariance, predicted_sd, replicas_needed, setting_variances
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["PowerRow", "power_command"]
+__all__ = ["PowerRow", "SettingVariance", "Sizing", "size_sweep"]
 
 _CATEGORY = {"avg_h": "hidden", "avg_f": "fully_specified"}
 
@@ -49,12 +48,23 @@ class PowerRow:
     """The stream's sweep at that size and replicas (None: its model has no price)."""
 
 
-async def power_command(journal: Path, run_id: str, stream: str, difference: float, power: float,
-                        metric: str, as_json: bool) -> str:
-    if not difference > 0:
-        raise ShiftbenchInputError(f"--mde: give the difference to detect in points (> 0), got {difference:g}")
-    if not 0.5 <= power < 1:
-        raise ShiftbenchInputError(f"--power: give a probability from 0.5 to 0.99, got {power:g}")
+@dataclass(frozen=True)
+class Sizing:
+    """A pilot's stream sized: its noise per setting, and a row per test-set size."""
+
+    stream: str
+    """`model/method`."""
+    replicas: int
+    """The pilot's replicas of the stream."""
+    category: str
+    """The tasks the metric covers (`hidden` for Avg H, `fully_specified` for Avg F)."""
+    variances: list[SettingVariance]
+    rows: list[PowerRow]
+
+
+async def size_sweep(journal: Path, run_id: str, stream: str, difference: float, power: float,
+                     metric: str) -> Sizing:
+    """The replicas (and cost) that detect `difference` points of `metric` at `power`, per test-set size."""
     evidence = await load_evidence(journal, run_id)
     ref, outcomes = evidence.stream(stream, "--stream")
     replicas = len({o.replica for o in outcomes})
@@ -84,10 +94,7 @@ async def power_command(journal: Path, run_id: str, stream: str, difference: flo
             found = projection_rows(measured, [ref.model], [ref.method], counts, run_price_table(run.config))
             cost = found[0].projected_usd if found else None
         rows.append(PowerRow(per_window, tasks, sd, needed, None if needed is None else mde(sd, needed, power), cost))
-    head = (f"power of {ref} (pilot: {replicas} replicas, {', '.join(f'{v.setting} {v.tasks}' for v in variances)} "
-            f"{_CATEGORY[metric]} tasks): replicas per stream to detect {difference:g} points of {metric} at "
-            f"{power:.0%} power (two-sided 95%)")
-    return _json(head, variances, rows) if as_json else _text(head, variances, rows)
+    return Sizing(str(ref), replicas, _CATEGORY[metric], variances, rows)
 
 
 def _sizes(pilot: int) -> list[int]:
@@ -104,29 +111,3 @@ def _counts(streams: Sequence[Stream], replicas: int) -> dict[str, dict[Cell, in
         counts[s.method][(s.scenario.name, "serving")] = len(s.serving) * replicas
         counts[s.method][(s.scenario.name, "test")] = len(s.test) * s.repeats * replicas
     return dict(counts)
-
-
-def _text(head: str, variances: Sequence[SettingVariance], rows: Sequence[PowerRow]) -> str:
-    lines = [head, "  per setting: " + ", ".join(
-        f"{v.setting} SD per task {v.per_task ** 0.5:.1f}, per replica {v.per_replica ** 0.5:.1f}"
-        for v in variances), ""]
-    lines.append(f"{'tasks/window':>12} {'tasks (category)':>17} {'SD of a replica':>16} {'replicas':>9} "
-                 f"{'MDE':>6} {'cost $':>10}")
-    seen: set[tuple[int, ...]] = set()
-    for row in rows:
-        sizes = tuple(row.tasks.values())
-        if sizes in seen:
-            continue  # past the test set's size, a larger pilot is the same sweep
-        seen.add(sizes)
-        lines.append(f"{'all' if row.per_window == 0 else row.per_window:>12} {sum(sizes):>17} {row.sd:>16.2f} "
-                     f"{'>1000' if row.replicas is None else row.replicas:>9} "
-                     f"{'-' if row.achieved_mde is None else f'{row.achieved_mde:.2f}':>6} "
-                     f"{'-' if row.cost_usd is None else f'{row.cost_usd:,.2f}':>10}")
-    lines.append("(cost: that many replicas of this stream at that size, projected from the run's episodes as "
-                 "`shiftbench estimate` does; '-': no price for the model)")
-    return "\n".join(lines)
-
-
-def _json(head: str, variances: Sequence[SettingVariance], rows: Sequence[PowerRow]) -> str:
-    return orjson.dumps({"summary": head, "settings": [vars(v) for v in variances],
-                         "rows": [vars(r) for r in rows]}, option=orjson.OPT_INDENT_2).decode()

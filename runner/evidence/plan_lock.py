@@ -1,4 +1,5 @@
-"""`shiftbench lock PLAN` and `run --plan PLAN`: plans meet the dataset and the code they run on.
+"""Locking a plan (`shiftbench lock PLAN`) and following it (`run --plan PLAN`): plans meet the dataset and
+the code they run on (the command's lines are `runner.cli.evidence`'s).
 
 Locking records the fingerprint of the dataset the plan's sweep resolves to and the code version.
 An amendment records exactly what differs between the plan as it stands and the sweep the flags
@@ -20,27 +21,26 @@ from runner.evidence.plans import PLAN_TABLES, LockedPlan, amend_plan, differenc
 from runner.schedule.sweep import resolve_dataset
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["follow_plan", "lock_command"]
+__all__ = ["amend", "follow_plan", "lock"]
 
 Say = Callable[[str], None]
 
 
-def lock_command(path: Path, overrides: Mapping[str, Any], reason: str | None, say: Say) -> str:
-    """Lock the plan, or with `reason` append an amendment covering `overrides`; the line to print."""
+def lock(path: Path, say: Say) -> str:
+    """Lock the plan under its hash, with the fingerprint of the dataset its sweep resolves to; the hash."""
     output_file(path, "lock")  # it is rewritten: a regular file only (a FIFO would hang the read, too)
-    if reason is None:
-        if overrides:
-            raise ShiftbenchInputError(f"lock: run flags ({', '.join(overrides)}) change a plan only with "
-                                       "--amend REASON")
-        read_plan(path)  # the whole plan checked before the dataset is resolved (maybe built)
-        config = load_config_file(path, PLAN_TABLES)
-        digest = lock_plan(path, resolve_dataset(config, say).fingerprint, code_version())
-        return f"Locked {path}: sha256 {digest}"
+    read_plan(path)  # the whole plan checked before the dataset is resolved (maybe built)
+    config = load_config_file(path, PLAN_TABLES)
+    return lock_plan(path, resolve_dataset(config, say).fingerprint, code_version())
+
+
+def amend(path: Path, overrides: Mapping[str, Any], reason: str, say: Say) -> tuple[dict[str, Any], str]:
+    """Append an amendment covering `overrides` (and a moved dataset or code); (what it changes, the hash)."""
+    output_file(path, "lock")
     locked = _locked(path)
     config = replace(locked.effective()[0], **overrides).validate("flags")
     changes = differences(locked, config, resolve_dataset(config, say).fingerprint, code_version())
-    digest = amend_plan(path, reason, changes)
-    return f"Amended {path} ({', '.join(changes)}): sha256 {digest}"
+    return changes, amend_plan(path, reason, changes)
 
 
 def follow_plan(path: Path, overrides: Mapping[str, Any], say: Say) -> SweepConfig:
