@@ -9,22 +9,24 @@ from runner.audits.rates import Rate
 from runner.cost.cache_savings import CacheFigures
 from runner.report.model import Costs, Pair, Report, StreamReport
 
-__all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "Table", "audit_table",
-           "end_reason_table", "format_score", "percent", "pool_table", "report_sections", "retry_table"]
+__all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "SCORES_ALIGN", "SCORES_TITLE",
+           "WINDOWS_TITLE", "Table", "audit_table", "end_reason_table", "format_score", "percent", "pool_table",
+           "report_sections", "retry_table", "score_table"]
 
 Table = tuple[list[str], list[list[str]]]
 END_REASONS_TITLE = "End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)"
 RETRIES_TITLE = ("Retries (calls sent to the provider; retries = attempts after a call's first; timeouts = failed "
                  "attempts that got no byte for the stall time or ran past their time)")
 POOLS_TITLE = "Endpoint pools (model calls per replica: answered, and failed on it last)"
+WINDOWS_TITLE = "Windows"
+SCORES_TITLE = "Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)"
 AUDITS_TITLE = ("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: proposed / "
                 "executed / state-changing)")
 
 
 def report_sections(report: Report) -> list[tuple[str, Table, str]]:
     return [
-        ("Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)",
-         _score_table(report), "llrrrrrl"),
+        (SCORES_TITLE, score_table(report), SCORES_ALIGN),
         ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
          "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)",
          _cost_table(report), "llrrrrrrrrrrrrr"),
@@ -32,7 +34,7 @@ def report_sections(report: Report) -> list[tuple[str, Table, str]]:
          "the plain input price minus what they cost, at the run's prices)", _cache_table(report), "llrrrrr"),
         (END_REASONS_TITLE, end_reason_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
-        ("Windows", _window_table(report), "lllrrrrrr"),
+        (WINDOWS_TITLE, _window_table(report), "lllrrrrrr"),
         *([(AUDITS_TITLE, audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
         *([(RETRIES_TITLE, retry_table(report), "llrrrrr")] if report.retries else []),
@@ -82,7 +84,10 @@ def _interval(pair: Pair) -> str:
     return f"[{pair[0]:.1f}, {pair[1]:.1f}]"
 
 
-def _score_table(report: Report) -> Table:
+SCORES_ALIGN = "llrrrrrl"
+
+
+def score_table(report: Report) -> Table:
     headers = ["model", "method", "Avg H", "H interval", "Avg F", "F interval", "test", "state"]
     rows = [[s.model, s.method, format_score(s.avg_h), _interval(s.avg_h_ci), format_score(s.avg_f),
              _interval(s.avg_f_ci), str(s.test_done), _state(s)]
