@@ -174,15 +174,19 @@ def _panels(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str, w
 
 
 def _vertical(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> str:
-    """One `header  value` line per cell, a blank line between rows; values wrap beside their header."""
+    """One `header  value` line per cell, a blank line between rows; values wrap beside their header,
+    or, when a word of the value is too long to sit beside it (a model's name), under it, indented."""
     label = min(max(len(h) for h in headers), width // 2)
     room = max(1, width - label - GAP)
     records = []
     for row in rows:
         lines = []
         for header, cell in zip(headers, row, strict=True):
-            pieces = textwrap.wrap(cell, room, break_long_words=False, break_on_hyphens=False) or [""]
             names = textwrap.wrap(header, label, break_long_words=False) or [""]
+            if _longest_word(cell) > room:
+                lines += [*names, *(" " * GAP + piece for piece in _cell_lines(cell, width - GAP))]
+                continue
+            pieces = _cell_lines(cell, room)
             for n in range(max(len(pieces), len(names))):
                 name = names[n] if n < len(names) else ""
                 piece = pieces[n] if n < len(pieces) else ""

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from runner.common.money import usd
 from runner.common.tables import wrap_prose
 from runner.report.model import Report
-from runner.report.sections import SCORES_ALIGN, SCORES_TITLE, score_table
+from runner.report.sections import SCORES_ALIGN, score_table
 from runner.report.text import cut_table
 
 __all__ = ["LEADERBOARD_ROWS", "command_lines", "render_summary"]
 
+BOARD_TITLE = "Scores (reward x 100 on test tasks; H hidden, F fully specified; 95% intervals)"
+"""The report's scores title, said in one line of 80 columns."""
 LEADERBOARD_ROWS = 40
 """Streams on the summary's leaderboard at most; `report` has them all."""
 
@@ -32,7 +34,7 @@ def render_summary(report: Report, width: int | None, journal_flag: Sequence[str
     tests = sum(s.test_done for s in report.streams)
     lines = [wrap_prose(f"run {report.run_id}: {status}; {tests} test episodes; {spend}", width),
              wrap_prose(f"journal {report.journal}", width), "",
-             wrap_prose(SCORES_TITLE, width),
+             wrap_prose(BOARD_TITLE, width),
              *cut_table(score_table(report), SCORES_ALIGN, width, LEADERBOARD_ROWS,
                         f"`shiftbench report {report.run_id}` lists every stream"), "",
              "Next:"]
@@ -44,7 +46,7 @@ def render_summary(report: Report, width: int | None, journal_flag: Sequence[str
 def _next_steps(report: Report, journal: list[str]) -> list[tuple[list[str], str]]:
     run = report.run_id
     steps = [(["shiftbench", "report", run, *journal],
-              "the full report: tokens, cost, latency p50/p95, settings, per-window scores, audits"),
+              "tokens, cost, latency p50/p95, settings, per-window scores, audits"),
              (["shiftbench", "report", run, "--html", "report.html", *journal],
               "the same as one page, with learning curves and the failed episodes")]
     if any(s.test_done > 0 and (s.avg_h or 0) < 100 for s in report.streams):

@@ -32,20 +32,23 @@ def render_text(report: Report, with_slices: bool = False, width: int | None = N
                          _slice_table(report), "llllrr"))
     for title, table, align in sections:
         whole = every_window and title == WINDOWS_TITLE
+        windows = title == WINDOWS_TITLE  # a window's row is named by its window too, in every panel
         parts += [wrap_prose(title, width), *cut_table(table, align, width, None if whole else limit,
-                                                       WINDOWS_MORE if title == WINDOWS_TITLE else ""), ""]
+                                                       WINDOWS_MORE if windows else "", 4 if windows else None), ""]
     return "\n".join(parts).rstrip()
 
 
 WINDOWS_MORE = "--windows or --all prints every one, --limit N the first N"
 
 
-def cut_table(table: Table, align: str, width: int | None, limit: int | None, more: str = "") -> list[str]:
+def cut_table(table: Table, align: str, width: int | None, limit: int | None, more: str = "",
+              keys: int | None = None) -> list[str]:
     """The table laid out to `width`, at most `limit` rows (None: all), then a line saying how many rows
-    it left out and how to see them (`more`: the flags that do; default --limit and --all)."""
+    it left out and how to see them (`more`: the flags that do; default --limit and --all). `keys`: the
+    leading columns that name a row, repeated in each panel of a table too wide for `width`."""
     headers, rows = table
     shown = rows if limit is None else rows[:limit]
-    lines = [text_table(headers, shown, align, width)]
+    lines = [text_table(headers, shown, align, width, keys)]
     if len(shown) < len(rows):
         how = more or "--limit N prints the first N, --all every one"
         lines.append(wrap_prose(f"... {len(rows) - len(shown)} more rows of {len(rows)}; {how}", width))

@@ -43,7 +43,8 @@ def test_a_long_observation_folds_to_its_first_lines_and_counts_the_rest() -> No
     assert Observations().text(short, "turn 1") == short
     one_line = "y" * (LINE_CHARS * FOLD_AFTER + 5)  # one JSON object, wider than the fold as a terminal shows it
     head, tail = Observations().text(one_line, "turn 1").split("\n")
-    assert head == "y" * (LINE_CHARS * KEPT_LINES) and tail == f"({len(one_line) - len(head):,} more characters; --full)"
+    assert head == "y" * (LINE_CHARS * KEPT_LINES)
+    assert tail == f"({len(one_line) - len(head):,} more characters; --full)"
 
 
 def test_a_document_is_printed_once_and_a_short_repeat_every_time() -> None:
@@ -51,7 +52,8 @@ def test_a_document_is_printed_once_and_a_short_repeat_every_time() -> None:
     document = "\n".join(f"rule {n}" for n in range(30))
     assert seen.text(document, "turn 1 of a/b task t1") == document
     assert seen.text(document, "turn 1 of a/b task t2") == "(the same 30-line document as turn 1 of a/b task t1 above)"
-    assert seen.text('{"accepted": true}', "turn 2") == seen.text('{"accepted": true}', "turn 3") == '{"accepted": true}'
+    short = '{"accepted": true}'
+    assert seen.text(short, "turn 2") == seen.text(short, "turn 3") == short
 
 
 def test_the_hint_names_only_flags_not_given() -> None:
@@ -94,4 +96,5 @@ def test_a_negative_or_unreadable_limit_is_refused(retail: tuple[Path, str], lim
     assert main(["show", run_id, "--limit", limit, "--journal", str(journal)]) == 2
     captured = capsys.readouterr()
     (line,) = captured.err.strip().splitlines()
-    assert captured.out == "" and f"argument --limit: expected a whole number, 0 or more (0: all), got '{limit}'" in line
+    assert captured.out == ""
+    assert f"argument --limit: expected a whole number, 0 or more (0: all), got '{limit}'" in line
