@@ -9,9 +9,9 @@ from runner.audits.rates import Rate
 from runner.cost.cache_savings import CacheFigures
 from runner.report.model import Costs, Pair, Report, StreamReport
 
-__all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "SCORES_ALIGN", "SCORES_TITLE",
-           "WINDOWS_TITLE", "Table", "audit_table", "end_reason_table", "format_score", "percent", "pool_table",
-           "report_sections", "retry_table", "score_table"]
+__all__ = ["AUDITS_TITLE", "COSTS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "SCORES_ALIGN",
+           "SCORES_TITLE", "WINDOWS_TITLE", "Table", "audit_table", "cost_table", "end_reason_table", "format_score",
+           "percent", "pool_table", "report_sections", "retry_table", "score_table", "window_table"]
 
 Table = tuple[list[str], list[list[str]]]
 END_REASONS_TITLE = "End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)"
@@ -19,6 +19,8 @@ RETRIES_TITLE = ("Retries (calls sent to the provider; retries = attempts after 
                  "attempts that got no byte for the stall time or ran past their time)")
 POOLS_TITLE = "Endpoint pools (model calls per replica: answered, and failed on it last)"
 WINDOWS_TITLE = "Windows"
+COSTS_TITLE = ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
+               "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)")
 SCORES_TITLE = "Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)"
 AUDITS_TITLE = ("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: proposed / "
                 "executed / state-changing)")
@@ -27,14 +29,12 @@ AUDITS_TITLE = ("State audits (retail and banking episodes; % with exact 95% int
 def report_sections(report: Report) -> list[tuple[str, Table, str]]:
     return [
         (SCORES_TITLE, score_table(report), SCORES_ALIGN),
-        ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
-         "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)",
-         _cost_table(report), "llrrrrrrrrrrrrr"),
+        (COSTS_TITLE, cost_table(report), "llrrrrrrrrrrrrr"),
         ("Prompt cache (every call sent; hit rate = cached / all input tokens; saved = the same tokens at "
          "the plain input price minus what they cost, at the run's prices)", _cache_table(report), "llrrrrr"),
         (END_REASONS_TITLE, end_reason_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
-        (WINDOWS_TITLE, _window_table(report), "lllrrrrrr"),
+        (WINDOWS_TITLE, window_table(report), "lllrrrrrr"),
         *([(AUDITS_TITLE, audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
         *([(RETRIES_TITLE, retry_table(report), "llrrrrr")] if report.retries else []),
@@ -95,7 +95,7 @@ def score_table(report: Report) -> Table:
     return headers, rows
 
 
-def _cost_table(report: Report) -> Table:
+def cost_table(report: Report) -> Table:
     headers = ["model", "method", "tasks", "in tok/task", "out tok/task", "agent $/task", "judge $/task",
                "method $/task", "total $/task", "total $", "apart tok", "apart $", "est.", "p50 s", "p95 s"]
     rows = []
@@ -144,7 +144,7 @@ def _setting_table(report: Report) -> Table:
     return headers, rows
 
 
-def _window_table(report: Report) -> Table:
+def window_table(report: Report) -> Table:
     headers = ["model", "method", "setting", "window", "H", "H interval", "F", "F interval", "n"]
     rows = [[s.model, s.method, name, str(w.window), format_score(w.hidden), _interval(w.hidden_ci),
              format_score(w.fully_specified), _interval(w.fully_specified_ci), str(w.n)]
