@@ -58,7 +58,7 @@ def add_limit(parser: argparse.ArgumentParser, what: str, default: int) -> None:
     bound = parser.add_mutually_exclusive_group()
     bound.add_argument("--limit", type=_limit, default=default, metavar="N",
                        help=f"print at most N {what} (default {default}; 0: all)")
-    bound.add_argument("--all", action="store_true", help=f"print every {what.removesuffix('s')}, however many")
+    bound.add_argument("--all", action="store_true", help=f"no bound: print all {what}")
 
 
 def limit_of(args: argparse.Namespace) -> int | None:

@@ -18,12 +18,14 @@ from runner.common.optional import load_extra
 from runner.journal import EpisodeFilter
 from runner.journal.housekeeping import journal_bytes, remove_run, vacuum_journal
 
-__all__ = ["SHOWN_EPISODES", "WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm", "add_workbench_commands",
-           "cmd_runs_rm"]
+__all__ = ["SHOWN_EPISODES", "STATE_LINES", "WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm",
+           "add_workbench_commands", "cmd_runs_rm"]
 
 Async = Callable[..., Any]
 SHOWN_EPISODES = 20
 """Episodes `show` prints by default; the closing line says how many more match."""
+STATE_LINES = 60
+"""Lines of each stream's state `state` prints by default (icl_full and rag list every past case)."""
 JournalOf = Callable[[argparse.Namespace], Path]
 
 
@@ -37,6 +39,7 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
     state.add_argument("--window", type=int, help="the state the window's test set ran against, the dataset's own "
                                                    "window id (default: latest)")
     state.add_argument("--json", action="store_true", help="print the stored state as JSON")
+    add_limit(state, "lines of each stream's state", STATE_LINES)
     add_journal(state)
     export = commands.add_parser("export", help="write a run's episodes as JSONL or as Inspect logs")
     export.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
@@ -117,7 +120,9 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
     states = run(load_states, journal, args.run_id, args.stream, args.scenario, args.window)
     replicated = is_replicated(states)
-    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated) for state in states))
+    bound, given = limit_of(args), args.limit != STATE_LINES
+    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated, bound, given)
+                                                             for state in states))
     return 0
 
 

@@ -98,3 +98,19 @@ def test_a_negative_or_unreadable_limit_is_refused(retail: tuple[Path, str], lim
     (line,) = captured.err.strip().splitlines()
     assert captured.out == ""
     assert f"argument --limit: expected a whole number, 0 or more (0: all), got '{limit}'" in line
+
+
+def test_state_prints_at_most_the_limit_of_lines_and_says_how_many_it_left_out() -> None:
+    from runner.journal import StreamOfRun
+    from runner.views.states import MethodState, state_text
+
+    cases = {"cases": [{"position": n, "score": 0} for n in range(100)]}  # no describe: its JSON, ~600 lines
+    state = MethodState(stream=StreamOfRun("s", "scripted", "rag", "retail_l1"), as_of="latest", state=cases,
+                        window=None)
+    whole = state_text(state).split("\n")
+    cut = state_text(state, limit=60).split("\n")
+    assert cut[:61] == whole[:61] and len(cut) == 62
+    assert cut[-1] == (f"... {len(whole) - 61} more lines of this state; --limit N prints the first N lines, "
+                       "--all every one")
+    assert state_text(state, limit=10, limit_given=True).split("\n")[-1].endswith("; --all prints them")
+    assert state_text(state, limit=None) == "\n".join(whole)
