@@ -18,7 +18,8 @@ from simulators.errors import ShiftbenchInputError
 if TYPE_CHECKING:
     from runner.config.settings import SweepConfig
 
-__all__ = ["Command", "Parser", "add_journal", "journal_path", "names", "parse", "positive", "run_async", "within"]
+__all__ = ["Command", "Parser", "add_journal", "add_limit", "journal_path", "limit_of", "names", "parse", "positive",
+           "run_async", "within"]
 
 Command = Callable[[argparse.Namespace], int]
 """A command's handler: parsed arguments in, exit code out."""
@@ -46,6 +47,29 @@ def positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def add_limit(parser: argparse.ArgumentParser, what: str, default: int) -> None:
+    """`--limit N` (at most N `what`; 0 or `--all`: every one) and `--all`; a negative N is refused."""
+    bound = parser.add_mutually_exclusive_group()
+    bound.add_argument("--limit", type=_limit, default=default, metavar="N",
+                       help=f"print at most N {what} (default {default}; 0: all)")
+    bound.add_argument("--all", action="store_true", help=f"no bound: print all {what}")
+
+
+def limit_of(args: argparse.Namespace) -> int | None:
+    """The bound `add_limit` parsed: a count, or None for every one."""
+    return None if args.all or args.limit == 0 else int(args.limit)
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more (0: all), got {text!r}")
     return value
 
 

@@ -10,20 +10,26 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from runner.cli.parsing import Command, add_journal, journal_path, run_async
+from runner.cli.parsing import Command, add_journal, add_limit, journal_path, limit_of, run_async
 from runner.cli.workbench import add_runs_rm, cmd_runs_rm
 from runner.common.files import write_atomically
 from runner.common.optional import load_extra
+from runner.common.tables import terminal_width
 
-__all__ = ["FAILED_SHOWN_PER_SETTING", "RESULT_COMMANDS", "add_result_parsers"]
+__all__ = ["FAILED_SHOWN_PER_SETTING", "REPORT_ROWS", "RESULT_COMMANDS", "RUNS_SHOWN", "add_result_parsers"]
 
 FAILED_SHOWN_PER_SETTING = 5
 """Failed episodes printed in full per setting in the HTML report; the rest are counted and `show` prints them."""
+REPORT_ROWS = 40
+"""Rows per table of the text report by default (the per-window table of a full sweep has hundreds)."""
+RUNS_SHOWN = 20
+"""Runs `runs` lists by default, newest first."""
 
 
 def add_result_parsers(commands: Any) -> None:
     runs = commands.add_parser("runs", help="list the runs in a journal; `runs rm RUN_ID` removes one")
     runs.add_argument("--json", action="store_true", help="print the list as JSON")
+    add_limit(runs, "runs, newest first", RUNS_SHOWN)
     add_journal(runs)
     add_runs_rm(runs)
     report = commands.add_parser("report", help="scores, costs and latencies of a run")
@@ -36,9 +42,11 @@ def add_result_parsers(commands: Any) -> None:
     fmt.add_argument("--html", type=Path, metavar="FILE",
                      help="write one self-contained HTML page (charts, tables, failed episodes, provenance)")
     report.add_argument("--windows", action="store_true",
-                        help="with --csv: one row per stream, setting and window (the learning curves as numbers)")
+                        help="with --csv: one row per stream, setting and window (the learning curves as numbers); "
+                             "in the text report: every row of the per-window table")
     report.add_argument("--slices", action="store_true", help="add descriptive slices to the text report "
                                                              "(by tool calls, turns, family, window, category)")
+    add_limit(report, "rows per table of the text report", REPORT_ROWS)
     add_journal(report)
 
 
@@ -48,7 +56,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     if args.runs_command == "rm":
         return cmd_runs_rm(args, journal_path(args), run_async)
     runs = run_async(list_runs, journal_path(args))
-    print(render_runs_json(runs) if args.json else render_runs_text(runs))
+    print(render_runs_json(runs) if args.json else render_runs_text(runs, terminal_width(), limit_of(args)))
     return 0
 
 
@@ -62,7 +70,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         csv_render = render_window_csv if args.windows else render_csv
         print((render_json if args.json else csv_render if args.csv else render_markdown)(report))
     else:
-        print(render_text(report, with_slices=args.slices))
+        print(render_text(report, with_slices=args.slices, width=terminal_width(), limit=limit_of(args),
+                          every_window=args.windows))
     return 0
 
 

@@ -1,8 +1,8 @@
 """`run` and `resume`: start a sweep from flags, a sweep file or a locked plan, or continue one in place.
 
 The flags that decide results are defined once here (`add_result_flags`), because `lock --amend` takes
-exactly the same ones. After a run ends its report is printed; numpy and the report load only then, so a
-run starts fast.
+exactly the same ones. After a run ends its summary is printed (the leaderboard and what to run next;
+`report` has the rest); numpy and the report load only then, so a run starts fast.
 """
 
 from __future__ import annotations
@@ -176,9 +176,14 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _print_report(journal: Path, run_id: str) -> None:
-    from runner.report import build_report, render_text  # after the run: numpy is not on its start's path
+    """The end-of-run summary (the leaderboard and what to run next); `report` prints the rest."""
+    from runner.common.tables import terminal_width
+    from runner.report import build_report  # after the run: numpy is not on its start's path
+    from runner.report.summary import render_summary
+    from runner.schedule.sweep import default_journal
 
-    print(render_text(run_async(build_report, journal, run_id)))
+    flag = [] if journal == default_journal().resolve() else ["--journal", str(journal)]
+    print(render_summary(run_async(build_report, journal, run_id), terminal_width(), flag))
 
 
 SWEEP_COMMANDS: dict[str, Command] = {"run": _cmd_run, "resume": _cmd_resume}

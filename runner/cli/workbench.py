@@ -13,11 +13,17 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from runner.cli.parsing import add_limit, limit_of
 from runner.common.optional import load_extra
 
-__all__ = ["WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm", "add_workbench_commands", "cmd_runs_rm"]
+__all__ = ["SHOWN_EPISODES", "STATE_LINES", "WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm",
+           "add_workbench_commands", "cmd_runs_rm"]
 
 Async = Callable[..., Any]
+SHOWN_EPISODES = 20
+"""Episodes `show` prints by default; the closing line says how many more match."""
+STATE_LINES = 60
+"""Lines of each stream's state `state` prints by default (icl_full and rag list every past case)."""
 JournalOf = Callable[[argparse.Namespace], Path]
 
 
@@ -31,6 +37,7 @@ def add_workbench_commands(commands: Any, add_journal: Callable[[argparse.Argume
     state.add_argument("--window", type=int, help="the state the window's test set ran against, the dataset's own "
                                                    "window id (default: latest)")
     state.add_argument("--json", action="store_true", help="print the stored state as JSON")
+    add_limit(state, "lines of each stream's state", STATE_LINES)
     add_journal(state)
     export = commands.add_parser("export", help="write a run's episodes as JSONL or as Inspect logs")
     export.add_argument("run_id", help="the run, as `shiftbench runs` lists it")
@@ -74,7 +81,10 @@ def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.Arg
     show.add_argument("--window", type=int, help="one window (the dataset's own window id)")
     show.add_argument("--phase", choices=("serving", "test"), help="serving or test episodes only")
     show.add_argument("--replica", type=int, metavar="K", help="one stream replica of a run with --replicas (0 ..)")
-    show.add_argument("--limit", type=int, default=20, help="print at most N episodes (default 20; 0: all)")
+    add_limit(show, "episodes", SHOWN_EPISODES)
+    show.add_argument("--full", action="store_true",
+                      help="print every tool observation whole (a long one is folded to its first lines; a "
+                           "document printed once is named, not printed again, either way)")
     show.add_argument("--json", action="store_true", help="plain data for tools, every field")
     add_journal(show)
 
@@ -89,13 +99,22 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
     model, method = split_stream(args.stream) if args.stream else (None, None)
     where = EpisodeFilter(unit_id=args.unit, model=model, method=method, scenario=args.scenario,
                           window=args.window, phase=args.phase, failed=args.failed, replica=args.replica)
-    limit = -1 if args.limit <= 0 else args.limit
-    transcripts, total = run(load_transcripts, journal, args.run_id, where, limit)
+    bound = limit_of(args)
+    transcripts, total = run(load_transcripts, journal, args.run_id, where, -1 if bound is None else bound)
     if args.json:
         print(transcripts_json(transcripts))
     else:
-        print_transcripts(transcripts, total - len(transcripts), empty=nothing_matches(where))
+        print_transcripts(transcripts, total - len(transcripts), empty=nothing_matches(where),
+                          given=_given_flags(args), full=args.full)
     return 0
+
+
+def _given_flags(args: argparse.Namespace) -> list[str]:
+    """The filter and bound flags `show` was given, so its closing hint names only the others."""
+    values = {"--stream": args.stream, "--scenario": args.scenario, "--window": args.window,
+              "--phase": args.phase, "--failed": args.failed or None, "--unit": args.unit,
+              "--limit": args.limit if args.limit != SHOWN_EPISODES else None}
+    return [flag for flag, value in values.items() if value is not None]
 
 
 def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
@@ -103,7 +122,9 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
     states = run(load_states, journal, args.run_id, args.stream, args.scenario, args.window)
     replicated = is_replicated(states)
-    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated) for state in states))
+    bound, given = limit_of(args), args.limit != STATE_LINES
+    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated, bound, given)
+                                                             for state in states))
     return 0
 
 

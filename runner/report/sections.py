@@ -9,30 +9,32 @@ from runner.audits.rates import Rate
 from runner.cost.cache_savings import CacheFigures
 from runner.report.model import Costs, Pair, Report, StreamReport
 
-__all__ = ["AUDITS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "Table", "audit_table",
-           "end_reason_table", "format_score", "percent", "pool_table", "report_sections", "retry_table"]
+__all__ = ["AUDITS_TITLE", "COSTS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "SCORES_ALIGN",
+           "SCORES_TITLE", "WINDOWS_TITLE", "Table", "audit_table", "cost_table", "end_reason_table", "format_score",
+           "percent", "pool_table", "report_sections", "retry_table", "score_table", "window_table"]
 
 Table = tuple[list[str], list[list[str]]]
 END_REASONS_TITLE = "End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)"
 RETRIES_TITLE = ("Retries (calls sent to the provider; retries = attempts after a call's first; timeouts = failed "
                  "attempts that got no byte for the stall time or ran past their time)")
 POOLS_TITLE = "Endpoint pools (model calls per replica: answered, and failed on it last)"
+WINDOWS_TITLE = "Windows"
+COSTS_TITLE = ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
+               "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)")
+SCORES_TITLE = "Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)"
 AUDITS_TITLE = ("State audits (retail and banking episodes; % with exact 95% interval; unsafe writes: proposed / "
                 "executed / state-changing)")
 
 
 def report_sections(report: Report) -> list[tuple[str, Table, str]]:
     return [
-        ("Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)",
-         _score_table(report), "llrrrrrl"),
-        ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
-         "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)",
-         _cost_table(report), "llrrrrrrrrrrrrr"),
+        (SCORES_TITLE, score_table(report), SCORES_ALIGN),
+        (COSTS_TITLE, cost_table(report), "llrrrrrrrrrrrrr"),
         ("Prompt cache (every call sent; hit rate = cached / all input tokens; saved = the same tokens at "
          "the plain input price minus what they cost, at the run's prices)", _cache_table(report), "llrrrrr"),
         (END_REASONS_TITLE, end_reason_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
-        ("Windows", _window_table(report), "lllrrrrrr"),
+        (WINDOWS_TITLE, window_table(report), "lllrrrrrr"),
         *([(AUDITS_TITLE, audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
         *([(RETRIES_TITLE, retry_table(report), "llrrrrr")] if report.retries else []),
@@ -82,7 +84,10 @@ def _interval(pair: Pair) -> str:
     return f"[{pair[0]:.1f}, {pair[1]:.1f}]"
 
 
-def _score_table(report: Report) -> Table:
+SCORES_ALIGN = "llrrrrrl"
+
+
+def score_table(report: Report) -> Table:
     headers = ["model", "method", "Avg H", "H interval", "Avg F", "F interval", "test", "state"]
     rows = [[s.model, s.method, format_score(s.avg_h), _interval(s.avg_h_ci), format_score(s.avg_f),
              _interval(s.avg_f_ci), str(s.test_done), _state(s)]
@@ -90,7 +95,7 @@ def _score_table(report: Report) -> Table:
     return headers, rows
 
 
-def _cost_table(report: Report) -> Table:
+def cost_table(report: Report) -> Table:
     headers = ["model", "method", "tasks", "in tok/task", "out tok/task", "agent $/task", "judge $/task",
                "method $/task", "total $/task", "total $", "apart tok", "apart $", "est.", "p50 s", "p95 s"]
     rows = []
@@ -139,7 +144,7 @@ def _setting_table(report: Report) -> Table:
     return headers, rows
 
 
-def _window_table(report: Report) -> Table:
+def window_table(report: Report) -> Table:
     headers = ["model", "method", "setting", "window", "H", "H interval", "F", "F interval", "n"]
     rows = [[s.model, s.method, name, str(w.window), format_score(w.hidden), _interval(w.hidden_ci),
              format_score(w.fully_specified), _interval(w.fully_specified_ci), str(w.n)]

@@ -6,28 +6,53 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.common.money import usd
-from runner.common.tables import text_table
+from runner.common.tables import text_table, wrap_prose
 from runner.config.method_provenance import method_lines
 from runner.cost.cache_savings import CacheFigures
 from runner.report.model import Report
 from runner.report.noise_tables import noise_lines, noise_sections
 from runner.report.scores import scores_seal
-from runner.report.sections import Table, format_score, percent, report_sections
+from runner.report.sections import WINDOWS_TITLE, Table, format_score, percent, report_sections
 
-__all__ = ["cache_summary", "render_markdown", "render_text", "sweep_lines"]
+__all__ = ["cache_summary", "cut_table", "render_markdown", "render_text", "sweep_lines"]
 
 
-def render_text(report: Report, with_slices: bool = False) -> str:
-    parts = [_heading(report), ""]
-    for title, (headers, rows), align in [*report_sections(report), *noise_sections(report)]:
-        parts += [title, text_table(headers, rows, align), ""]
+def render_text(report: Report, with_slices: bool = False, width: int | None = None, limit: int | None = None,
+                every_window: bool = False) -> str:
+    """The whole report. `width`: the terminal's, every line laid out to fit it (None: natural widths, for
+    pipes and files); `limit`: at most this many rows per table, each cut table saying how many it left
+    out and the flags that print them (None: every row); `every_window`: the per-window table uncut."""
+    parts = [wrap_prose(_heading(report), width), ""]
+    sections = [*report_sections(report), *noise_sections(report)]
     if any(s.repeats for s in report.streams):
-        parts += ["Repeats (Avg H / Avg F of each repeat; spread = largest - smallest; pass^k = share of tasks "
-                  "solved in all of their first k tries)", text_table(*_repeat_table(report), "llrllrr"), ""]
+        sections.append(("Repeats (Avg H / Avg F of each repeat; spread = largest - smallest; pass^k = share of "
+                         "tasks solved in all of their first k tries)", _repeat_table(report), "llrllrr"))
     if with_slices:
-        parts += ["Slices (descriptive only: chosen after looking, they decide nothing)",
-                  text_table(*_slice_table(report), "llllrr"), ""]
+        sections.append(("Slices (descriptive only: chosen after looking, they decide nothing)",
+                         _slice_table(report), "llllrr"))
+    for title, table, align in sections:
+        whole = every_window and title == WINDOWS_TITLE
+        windows = title == WINDOWS_TITLE  # a window's row is named by its window too, in every panel
+        parts += [wrap_prose(title, width), *cut_table(table, align, width, None if whole else limit,
+                                                       WINDOWS_MORE if windows else "", 4 if windows else None), ""]
     return "\n".join(parts).rstrip()
+
+
+WINDOWS_MORE = "--windows or --all prints every one, --limit N the first N"
+
+
+def cut_table(table: Table, align: str, width: int | None, limit: int | None, more: str = "",
+              keys: int | None = None) -> list[str]:
+    """The table laid out to `width`, at most `limit` rows (None: all), then a line saying how many rows
+    it left out and how to see them (`more`: the flags that do; default --limit and --all). `keys`: the
+    leading columns that name a row, repeated in each panel of a table too wide for `width`."""
+    headers, rows = table
+    shown = rows if limit is None else rows[:limit]
+    lines = [text_table(headers, shown, align, width, keys)]
+    if len(shown) < len(rows):
+        how = more or "--limit N prints the first N, --all every one"
+        lines.append(wrap_prose(f"... {len(rows) - len(shown)} more rows of {len(rows)}; {how}", width))
+    return lines
 
 
 def _repeat_table(report: Report) -> Table:

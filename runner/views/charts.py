@@ -64,6 +64,7 @@ def learning_curve_svg(scenario: str, streams: Sequence[StreamReport], intervals
     axes = figure.add_subplot()
     drawn = [stream for stream in streams if scenario in stream.settings]
     unbanded = False
+    bands: set[str] = set()  # the kinds of band drawn, for the key
     for index, stream in enumerate(drawn):
         setting = stream.settings[scenario]
         colour = PALETTE[index % len(PALETTE)]
@@ -77,8 +78,8 @@ def learning_curve_svg(scenario: str, streams: Sequence[StreamReport], intervals
                 continue
             xs, ys = [x for x, _ in points], [y for _, y in points]
             axes.plot([x + offset for x in xs], ys, color=colour, linewidth=1.6, clip_on=False, **style)
-            unbanded |= _band(axes, stream, scenario, category, xs, offset, intervals, colour)
-            _replica_band(axes, stream, scenario, category, offset, colour)
+            unbanded |= _band(axes, stream, scenario, category, xs, offset, intervals, colour, bands)
+            _replica_band(axes, stream, scenario, category, offset, colour, bands)
     axes.set_title(f"{scenario}: score per window", fontsize=10)
     axes.set_xlabel("window")
     axes.set_ylabel("score (mean reward x 100)")
@@ -86,7 +87,7 @@ def learning_curve_svg(scenario: str, streams: Sequence[StreamReport], intervals
     axes.margins(x=0.04)
     axes.grid(alpha=0.3)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    _curve_legend(axes, drawn, unbanded)
+    _curve_legend(axes, drawn, unbanded, bands)
     return _svg(figure, salt)
 
 
@@ -97,40 +98,65 @@ LINE_STYLES: dict[str, dict[str, Any]] = {
     SPECIFIED: {"linestyle": "--", "marker": "s", "markersize": 4.5, "markerfacecolor": "white"},
 }
 """How a category is drawn, whatever the stream's colour: the legend's key says the same."""
+REPLICAS = "replicas"
+BAND_STYLES: dict[str, dict[str, Any]] = {
+    HIDDEN: {"alpha": 0.15},
+    SPECIFIED: {"alpha": 0.45, "hatch": "////", "facecolor": "none", "linewidth": 0.5},
+    REPLICAS: {"alpha": 0.7, "hatch": "xxx", "facecolor": "none", "linewidth": 0.5},
+}
+"""How each kind of band is drawn in its stream's colour (a tint, a hatch, a cross-hatch), so the H
+interval, the F interval and the replicas' range never read as one; the key names each one drawn."""
+BAND_KEYS = {HIDDEN: "H band: 95% interval", SPECIFIED: "F band (hatched): 95% interval",
+             REPLICAS: "replicas' range (cross-hatched)"}
 
 
 def _band(axes: Axes, stream: StreamReport, scenario: str, category: str, xs: Sequence[int], offset: float,
-          intervals: Intervals, colour: str) -> bool:
-    """The interval band where the windows have intervals; True if some window has none for want of
-    a second task family."""
+          intervals: Intervals, colour: str, bands: set[str]) -> bool:
+    """The interval band where the windows have intervals (its kind added to `bands`); True if some
+    window has none for want of a second task family."""
     bounds = [intervals.get(CellKey(stream.model, stream.method, scenario, category, x)) for x in xs]
     present = [(x + offset, b) for x, b in zip(xs, bounds, strict=True) if isinstance(b, tuple)]
     if present:
-        axes.fill_between([x for x, _ in present], [b[0] for _, b in present],
-                          [b[1] for _, b in present], color=colour, alpha=0.12, linewidth=0)
+        _fill(axes, [x for x, _ in present], [b[0] for _, b in present], [b[1] for _, b in present], colour,
+              category)
+        if any(b[1] > b[0] for _, b in present):  # a band of no height is not seen: no key entry
+            bands.add(category)
     return any(isinstance(b, str) for b in bounds)
 
 
-def _curve_legend(axes: Axes, streams: Sequence[StreamReport], unbanded: bool) -> None:
-    """Below the chart: which colour is which stream, then what a solid and a dashed line mean."""
+def _fill(axes: Axes, xs: Sequence[float], lows: Sequence[float], highs: Sequence[float], colour: str,
+          kind: str) -> None:
+    style = {"color": colour, "linewidth": 0, **BAND_STYLES[kind]}
+    if "facecolor" in style:  # a hatch: drawn in the edge colour over no fill
+        style["edgecolor"] = style.pop("color")
+    axes.fill_between(xs, lows, highs, **style)
+
+
+def _curve_legend(axes: Axes, streams: Sequence[StreamReport], unbanded: bool, bands: set[str]) -> None:
+    """Below the chart: which colour is which stream, what a solid and a dashed line mean, and a key
+    entry for each kind of band drawn."""
     handles: list[Artist] = [Line2D([], [], color=PALETTE[i % len(PALETTE)], linewidth=3)
                              for i in range(len(streams))]
     labels = [stream_label(stream) for stream in streams]
     handles += [Line2D([], [], color="#333333", **LINE_STYLES[HIDDEN]),
                 Line2D([], [], color="#333333", **LINE_STYLES[SPECIFIED])]
     labels += ["H: hidden-dependent tasks", "F: fully specified tasks"]
+    for kind in (HIDDEN, SPECIFIED, REPLICAS):
+        if kind in bands:
+            style = {"color": "#555555", **BAND_STYLES[kind]}
+            if "facecolor" in style:
+                style["edgecolor"] = style.pop("color")
+            handles.append(Patch(**style))
+            labels.append(BAND_KEYS[kind])
     if unbanded:
-        handles.append(Patch(color="#999999", alpha=0.25))
-        labels.append("band: 95% interval (none where a window has 1 task family)")
-    elif any(axes.collections):
-        handles.append(Patch(color="#999999", alpha=0.25))
-        labels.append("band: 95% interval")
+        handles.append(Patch(facecolor="none", edgecolor="none"))
+        labels.append("band: none where a window has 1 task family")
     axes.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2,
                 frameon=False, handlelength=2.6)
 
 
 def _replica_band(axes: Axes, stream: StreamReport, scenario: str, category: str, offset: float,
-                  colour: str) -> None:
+                  colour: str, bands: set[str]) -> None:
     """With replicas: the range of the replicas' own scores per window, darker than the interval."""
     if stream.noise is None:
         return
@@ -138,8 +164,10 @@ def _replica_band(axes: Axes, stream: StreamReport, scenario: str, category: str
                for w in stream.noise.windows.get(scenario, [])]
     present = [(x, s.min, s.max) for x, s in spreads if s.min is not None and s.max is not None]
     if present:
-        axes.fill_between([x + offset for x, _, _ in present], [lo for _, lo, _ in present],
-                          [hi for _, _, hi in present], color=colour, alpha=0.3, linewidth=0)
+        _fill(axes, [x + offset for x, _, _ in present], [lo for _, lo, _ in present],
+              [hi for _, _, hi in present], colour, REPLICAS)
+        if any(hi > lo for _, lo, hi in present):
+            bands.add(REPLICAS)
 
 
 def cost_scatter_svg(streams: Sequence[StreamReport], intervals: Intervals, salt: str) -> str:

@@ -5,6 +5,11 @@ A page is one file, nothing fetched at view time: styles inline, charts inline S
 and a Content-Security-Policy that forbids every network load, so a page that would reach out fails
 loudly in the browser instead of silently depending on the network. `report --html` and `compare --html`
 both build on these, so the two pages look and behave alike.
+
+The page reads on a phone (390 px) as on a desktop: the page itself never scrolls sideways. A table
+sits in a box of its own that scrolls sideways when the table is wider than the screen; charts take
+the screen's width (one a row below 500 px); long words (hashes, paths, a model's JSON) break rather
+than widen the page; the provenance list puts each value under its name on a narrow screen.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Cells are HTML already (escaped by the caller)."""
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class=wide><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def facts(items: Sequence[tuple[str, str]]) -> str:
@@ -57,17 +62,20 @@ def facts(items: Sequence[tuple[str, str]]) -> str:
 
 
 _STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222;
+overflow-wrap:anywhere}
+.wide{overflow-x:auto;max-width:100%}.wide td,.wide th{overflow-wrap:normal}
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 h3{font-size:1em}table{border-collapse:collapse;margin:.5em 0}
 th,td{padding:.25em .7em;border-bottom:1px solid #eee;text-align:left}th{background:#f6f6f6}
 td:nth-child(n+3){font-variant-numeric:tabular-nums}.ci{color:#777;font-size:.85em}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(500px,1fr));gap:.5em 1.5em}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(500px,100%),1fr));gap:.5em 1.5em}
 figure.chart{margin:0}figure.chart svg{max-width:100%;height:auto}
 pre{background:#f7f7f7;padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:12px}
 details{border:1px solid #e4e4e4;border-radius:4px;margin:.4em 0;padding:.3em .6em}
 summary{cursor:pointer}.note{color:#666;font-size:.9em}.thought{color:#555;font-style:italic}
 dt{font-weight:bold;float:left;clear:left;width:11em}dd{margin-left:12em}
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em}dt{float:none;width:auto}dd{margin-left:1em}}
 """
 
 _PAGE = """<!DOCTYPE html>

@@ -3,8 +3,9 @@
 One file, nothing fetched at view time (`runner.views.html_page`: inline styles and SVG charts, a
 Content-Security-Policy that forbids every network load). Sections, in reading order: the run's
 heading, the leaderboard, the cost / Avg H scatter, one learning-curve chart per scenario, the
-per-setting table with links to each setting's failed episodes, the state audits and end reasons
-(the text report's own tables), the prompt cache, those transcripts, and provenance.
+per-setting table with links to each setting's failed episodes, then the text report's own tables
+(tokens, cost and latency p50/p95, per-window scores, state audits, end reasons), the prompt cache,
+those transcripts, and provenance.
 """
 
 from __future__ import annotations
@@ -20,14 +21,18 @@ from runner.report.model import Pair
 from runner.report.scores import scores_seal
 from runner.report.sections import (
     AUDITS_TITLE,
+    COSTS_TITLE,
     END_REASONS_TITLE,
     POOLS_TITLE,
     RETRIES_TITLE,
+    WINDOWS_TITLE,
     Table,
     audit_table,
+    cost_table,
     end_reason_table,
     pool_table,
     retry_table,
+    window_table,
 )
 from runner.report.text import sweep_lines
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
@@ -75,6 +80,9 @@ def render_html(report: Report, intervals: Intervals | None = None,
                                                         "scatter", "all streams")
                 + _curves(report, intervals) + "</div>"),
         section("Settings", _settings(report, intervals, failed, anchors)),
+        section("Tokens, cost and latency", _plain_table(COSTS_TITLE, cost_table(report))),
+        section("Windows", _plain_table(f"{WINDOWS_TITLE}: each scenario's scores per window (the learning "
+                                        "curves as numbers)", window_table(report))),
         *([section("State audits", _plain_table(AUDITS_TITLE, audit_table(report)))]
           if any(s.audits for s in report.streams) else []),
         section("End reasons", _plain_table(END_REASONS_TITLE, end_reason_table(report))),

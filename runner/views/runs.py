@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from runner.common.liveness import process_alive
-from runner.common.tables import text_table
+from runner.common.tables import text_table, wrap_prose
 from runner.cost.cache_savings import CacheFigures, cache_total, run_price_table
 from runner.journal import (
     STOPPING,
@@ -126,9 +126,20 @@ def render_runs_json(runs: list[RunSummary]) -> str:
     return orjson.dumps([asdict(run) for run in runs], option=orjson.OPT_INDENT_2).decode()
 
 
-def render_runs_text(runs: list[RunSummary]) -> str:
+def render_runs_text(runs: list[RunSummary], width: int | None = None, limit: int | None = None) -> str:
+    """The newest `limit` runs (None: all) as a table laid out to `width` (None: natural), and how many
+    older ones it left out."""
     if not runs:
         return "no runs in this journal"
+    shown = runs if limit is None else runs[:limit]
+    table = _runs_table(shown, width)
+    if len(shown) == len(runs):
+        return table
+    return table + "\n" + wrap_prose(f"... {len(runs) - len(shown)} older runs of {len(runs)}; --limit N lists the "
+                                     "newest N, --all every one", width)
+
+
+def _runs_table(runs: list[RunSummary], width: int | None) -> str:
     headers = ["run", "created", "status", "stop reason", "done", "spend", "cache hit / saved", "models",
                "methods", "scenarios", "labels"]
     rows = [[run.run_id, _when(run.created_at), run.status, run.stop_reason or "-", _progress(run), _spend(run),
@@ -144,7 +155,7 @@ def render_runs_text(runs: list[RunSummary]) -> str:
         headers.append("replicas answered (failed)")
         rows = [[*row, _replicas(run.replicas)] for row, run in zip(rows, runs, strict=True)]
         aligns += "l"
-    return text_table(headers, rows, aligns)
+    return text_table(headers, rows, aligns, width, keys=1)
 
 
 def _retries(retries: list[RetryCounts]) -> str:

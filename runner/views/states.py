@@ -135,11 +135,18 @@ def _with_bulletin(run: RunRow, state: MethodState, windows: Sequence[int]) -> M
     return replace(state, as_of=f"window {window}", window=window, bulletin=bulletins.get(window, "").strip())
 
 
-def state_text(state: MethodState, replicated: bool = False) -> str:
+def state_text(state: MethodState, replicated: bool = False, limit: int | None = None,
+               limit_given: bool = False) -> str:
     """The heading, then what the method had learned, as its own `describe` says it. `replicated`: the run
-    has stream replicas (`--replicas K`), so the heading says which one this is."""
+    has stream replicas (`--replicas K`), so the heading says which one this is. `limit`: at most this
+    many lines of it (None: all; icl_full and rag list every past case, hundreds on a full stream), then
+    how many it left out and the flags that print them (`limit_given`: --limit was given, so only --all)."""
     heading = f"{_name(state.stream, replicated)} on {state.stream.scenario}, state as of {state.as_of}"
-    return f"{heading}\n{_body(state)}"
+    lines = _body(state).split("\n")
+    if limit is None or len(lines) <= limit:
+        return "\n".join([heading, *lines])
+    how = "--all prints them" if limit_given else "--limit N prints the first N lines, --all every one"
+    return "\n".join([heading, *lines[:limit], f"... {len(lines) - limit} more lines of this state; {how}"])
 
 
 def is_replicated(states: Sequence[MethodState]) -> bool:

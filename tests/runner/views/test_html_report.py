@@ -187,3 +187,39 @@ def test_the_charts_explain_their_lines_keep_coinciding_lines_apart_and_start_co
     scatter = page.split("data-chart=scatter", 1)[1].split("</figure>", 1)[0]
     first_tick = re.search(r'<g id="xtick_1">.*?<text[^>]*>([^<]+)</text>', scatter, re.S)
     assert first_tick is not None and float(first_tick.group(1)) == 0.0
+
+
+def test_the_page_has_the_text_reports_cost_latency_and_window_tables(
+        swept: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _report_in(swept, capsys, "--all")  # a pipe: one line a row
+    page = _html_file(swept, tmp_path).read_text()
+    assert "<h2>Tokens, cost and latency</h2>" in page and "<h2>Windows</h2>" in page
+    assert "<th>p50 s</th>" in page and "<th>p95 s</th>" in page
+    costs = text.split("Tokens, cost and latency", 1)[1].split("\n\n", 1)[0].splitlines()
+    for line in [line for line in costs if line.startswith("scripted ")]:
+        cells = line.split()
+        assert "<td>" + "</td><td>".join(cells[:4]) + "</td>" in page, line
+    windows = text.split("\nWindows\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = [line.split()[:5] for line in windows if line.startswith("scripted ")]
+    assert rows
+    for cells in rows:
+        assert "<td>" + "</td><td>".join(cells) + "</td>" in page, cells
+
+
+async def test_each_kind_of_band_has_its_own_look_and_key_entry(swept: tuple[Path, str]) -> None:
+    journal, run_id = swept
+    report = await build_report(journal, run_id)
+    tabular = next(stream for stream in report.streams if stream.method == "tabular")
+    windows = [w.window for w in tabular.settings["retail_l1"].windows]
+    hidden = {CellKey("scripted", "tabular", "retail_l1", "hidden", w): (1.0, 99.0) for w in windows}
+    both = {**hidden, **{CellKey("scripted", "tabular", "retail_l1", "fully_specified", w): (5.0, 95.0)
+                         for w in windows}}
+
+    def curve(intervals: dict[CellKey, tuple[float, float]]) -> str:
+        return render_html(report, intervals).split('aria-label="retail_l1"', 1)[1].split("</figure>", 1)[0]
+
+    assert "H band: 95% interval" not in curve({}) and "F band (hatched)" not in curve({})
+    assert "H band: 95% interval" in curve(hidden) and "F band (hatched)" not in curve(hidden)
+    drawn = curve(both)
+    assert "H band: 95% interval" in drawn and "F band (hatched): 95% interval" in drawn
+    assert drawn.count("<pattern ") > curve(hidden).count("<pattern ")  # the F band is a hatch, not a second tint

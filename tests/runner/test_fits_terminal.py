@@ -1,0 +1,141 @@
+"""Output fits the terminal: tables laid out to a width never break a cell's word, the report and the
+end-of-run summary fit 80 and 200 columns, and the report's tables are cut at --limit rows saying how
+many they left out.
+
+"No mid-cell wrapping" is checked against an independent rendering: the natural layout (width None,
+one row a line) holds every word of every cell; a layout to a width must hold exactly the same words
+(a cell broken inside a word would add fragments that are not words of the natural one), and each
+row's cells in the same order.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from runner.cli import main
+from runner.common.tables import text_table, wrap_prose
+from runner.report.summary import command_lines
+from tests.support import cli_sweep
+
+HEADERS = ["model", "method", "setting", "Avg H", "H interval", "Avg F", "F interval", "in tok/task",
+           "out tok/task", "$ per task", "p50 latency s", "p95 latency s", "state"]
+ALIGN = "lllrrrrrrrrrl"
+ROWS = [[f"provider/model-{n}", ["blind", "tabular", "icl_full"][n % 3], ["retail_l1", "banking_l2", "pitch_l1"][n % 3],
+         f"{10.5 * n:.1f}", f"[{n:.1f}, {n + 3.25:.1f}]", "100.0", "no interval (1 family)" if n % 4 == 0 else "[1, 2]",
+         str(1234 * n), str(56 * n), f"{0.0012 * n:.4f}", f"{1.5 * n:.1f}", f"{4.5 * n:.1f}",
+         "complete" if n % 2 else "partial (3 of 5 settings)"] for n in range(12)]
+
+
+def words(text: str) -> set[str]:
+    """The words of `text`, less the rules under headers (a panel repeats its keys, so a set)."""
+    return {word for word in text.split() if word.strip("-")}
+
+
+@pytest.mark.parametrize("width", [200, 120, 80, 60, 40, 24])
+def test_a_table_fits_the_width_and_keeps_every_word_whole(width: int) -> None:
+    natural = text_table(HEADERS, ROWS, ALIGN)
+    laid = text_table(HEADERS, ROWS, ALIGN, width)
+    assert max(len(line) for line in laid.splitlines()) <= width
+    assert words(laid) == words(natural)  # no fragment of a word broken across lines
+    for row in ROWS:  # every cell of every row is printed, whole words, in some layout
+        for cell in row:
+            assert all(word in laid for word in cell.split())
+
+
+def test_a_table_that_fits_is_laid_out_as_it_always_was() -> None:
+    natural = text_table(HEADERS, ROWS, ALIGN)
+    widest = max(len(line) for line in natural.splitlines())
+    assert text_table(HEADERS, ROWS, ALIGN, widest) == natural
+    assert len(natural.splitlines()) == len(ROWS) + 2  # header, rule, one line a row
+    assert natural.splitlines()[2].split()[:3] == ["provider/model-0", "blind", "retail_l1"]
+
+
+def test_too_wide_a_table_splits_into_panels_that_each_name_the_row() -> None:
+    laid = text_table(HEADERS, ROWS, ALIGN, 80)
+    panels = laid.split("\n\n")
+    assert len(panels) >= 2
+    for panel in panels:  # each panel starts its rows with the row's keys: model, method, setting
+        body = [line for line in panel.splitlines()[2:] if line.startswith("provider/")]
+        assert [line.split()[:3] for line in body][:len(ROWS)] == [row[:3] for row in ROWS]
+
+
+def test_a_terminal_too_narrow_for_two_columns_gets_one_line_per_cell() -> None:
+    laid = text_table(["a long header name", "another long header"], [["provider/model-1", "x" * 30]], "ll", 24)
+    assert laid.splitlines() == ["a long", "header name", "  provider/model-1",
+                                 "another long", "header", "  " + "x" * 30]
+
+
+def test_prose_wraps_between_words_and_keeps_fenced_lines() -> None:
+    text = "intervals: " + "word " * 40 + "\n```\n" + "x " * 60 + "\n```"
+    wrapped = wrap_prose(text, 50)
+    assert all(len(line) <= 50 for line in wrapped.split("```")[0].splitlines())
+    assert ("x " * 60).rstrip() in wrapped and words(wrapped) == words(text)
+
+
+def test_a_long_command_breaks_with_a_continuation_that_pastes_as_one() -> None:
+    words_ = ["shiftbench", "compare", "r1:provider/some-long-model/tabular", "r1:provider/some-long-model/blind",
+              "--journal", "/tmp/a folder/journal.sqlite"]
+    lines = command_lines(words_, 60, "  ")
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
+    assert all(line.endswith(" \\") for line in lines[:-1])
+    assert shlex.split(" ".join(line.removesuffix("\\") for line in lines)) == words_
+
+
+@pytest.fixture(scope="module")
+def swept(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    return cli_sweep(built_suite, tmp_path_factory.mktemp("fits"), ("retail_l1", "pitch_l1"), ("blind", "oracle"))
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_report_fits_the_terminal_and_keeps_every_word(swept: tuple[Path, str], width: int,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["report", run_id, "--all", "--journal", str(journal)]) == 0  # a pipe: natural widths
+    natural = capsys.readouterr().out
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["report", run_id, "--all", "--journal", str(journal)]) == 0
+    laid = capsys.readouterr().out
+    assert max(len(line) for line in laid.splitlines()) <= width
+    assert words(laid) == words(natural)
+    if width == 200:  # every table's rows fit: one line a row, as in a pipe
+        assert [line for line in laid.splitlines() if line.startswith("scripted ")] == \
+               [line for line in natural.splitlines() if line.startswith("scripted ")]
+
+
+def test_the_report_cuts_each_table_at_the_limit_and_says_how_to_see_the_rest(
+        swept: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    assert main(["report", run_id, "--limit", "3", "--journal", str(journal)]) == 0
+    out = capsys.readouterr().out
+    windows = out.split("\nWindows\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    # 2 streams x (6 retail + 4 pitch windows) = 20 rows, 3 shown
+    assert [line for line in windows if line.startswith("scripted ")][3:] == []
+    assert "... 17 more rows of 20; --windows or --all prints every one, --limit N the first N" in out
+    assert main(["report", run_id, "--windows", "--journal", str(journal)]) == 0
+    every = capsys.readouterr().out.split("\nWindows\n", 1)[1].split("\n\n", 1)[0]
+    assert len([line for line in every.splitlines() if line.startswith("scripted ")]) == 20
+    assert main(["report", run_id, "--limit", "-3", "--journal", str(journal)]) == 2
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_end_of_run_summary_fits_a_screen(built_suite: Path, tmp_path: Path, width: int,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    journal, run_id = cli_sweep(built_suite, tmp_path, ("retail_l1", "pitch_l1"), ("blind", "oracle"))
+    out = capsys.readouterr().out
+    summary = out[out.index(f"run {run_id}: "):].splitlines()
+    # The test's journal path is one word longer than 80 columns: kept whole, on a line of its own.
+    assert all(len(line) <= width or line.split()[-1].rstrip("\\") in (f"{journal}", "\\")
+               for line in summary) and len(summary) <= 24
+    board = [line for line in summary if line.startswith("scripted ")]
+    assert [line.split()[:2] for line in board] == [["scripted", "blind"], ["scripted", "oracle"]]
+    assert "Windows" not in out and "Tokens, cost and latency" not in out  # `report` has them
+    commands = " ".join(line.strip().removesuffix("\\") for line in summary if line.startswith("  shiftbench")
+                        or line.startswith("      --") or line.startswith("      " + str(journal)[:4]))
+    assert f"shiftbench report {run_id} --journal {journal}" in " ".join(commands.split())
