@@ -6,5 +6,5 @@ into a run (checks before spending, probes, journal, resume). Beside them: `stre
 stream's method built, frozen and restored), `judge` (the pitch judge), `paths` (where a run writes),
 `full_disk` (a full disk stops a run like a budget stop).
 
-Arrows: schedule -> models, cost, config, display, journal, providers, common.
+Arrows: schedule -> models, cost, config, display, journal, providers, workers, common.
 """

@@ -48,6 +48,7 @@ from runner.providers import RetryNotice
 from runner.schedule.engine import Engine, StopControl, stream_progress
 from runner.schedule.episode import EpisodeLimits
 from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
+from runner.schedule.guests import engine_method_options, previous_failures, settle_failures
 from runner.schedule.judge import judge_factory
 from runner.schedule.paths import check_journal_target, check_suite_target, write_suite
 from simulators.dataset import Dataset, load_dataset
@@ -278,16 +279,17 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
                           budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
                           replayable=cached)
-    methods = config.resolved_methods()
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
-                    method_specs=lambda name: methods[name].spec,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
-                    judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns))
+                    judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns),
+                    **engine_method_options(config, config.resolved_methods()))
+    before = await previous_failures(journal, run_id, say)
     display = make_display(display_kind, progress)
     status, reason = "running", ""
     display.start()
     try:
         status, reason = await _run_engine(engine, streams, display)
+        status, reason = await settle_failures(journal, run_id, engine.failures, before, status, reason)
         if status == "budget_exhausted" and budget is not None:
             # Said once everything in flight has settled: the spend the run really ended at.
             reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
@@ -300,6 +302,8 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         progress.status = status
         display.stop()
         await finish_run(journal, run_id, status, reason)
+    for failure in engine.failures.values():  # one line per stream its method stopped, the dashboard gone
+        say(failure.line())
     # How the run ended is said once, by the report every command prints after it (`run`, `resume`).
     if config.pilot:
         say(await pilot_projection(journal, run_id, streams, config, budget, status))
