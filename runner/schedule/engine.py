@@ -43,6 +43,7 @@ from runner.providers.priority import SERVING, TEST, ServingClaim
 from runner.providers.taxonomy import InfrastructureError
 from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.schedule.method_errors import StreamFailure, located
+from runner.schedule.method_time import save_times
 from runner.schedule.stream_methods import Frozen, StreamMethods, close_all
 from runner.workers.failure import MethodFailure
 from runner.workers.handle import MethodHandle, MethodLimits, WorkerPlan
@@ -155,6 +156,7 @@ class Engine:
                 live.phase = "testing"
         finally:
             await close_all(method, window_states)
+            await save_times(self.journal, self.run_id, stream.stream_id, self.methods.times.get(stream.stream_id))
         if stream.stream_id not in self.failures:
             live.phase = "stopped" if self.stop.requested else "done"
 
@@ -207,8 +209,9 @@ class Engine:
         """Run, learn, journal. A block cut short (the budget ran out) is neither learned from nor
         journaled: a resume runs it again, its answered calls replayed from the response cache.
         `claim`: a slot for each episode still running, and one kept through learn and the hand-over."""
+        live = self.progress.streams[stream.stream_id]
         contexts = await located(method.contexts(block), f"block {stream.unit_id(block[0])}"
-                                  + (f" .. {stream.unit_id(block[-1])}" if len(block) > 1 else ""))
+                                 + (f" .. {stream.unit_id(block[-1])}" if len(block) > 1 else ""), live)
         results: list[EpisodeResult | None] = [None] * len(block)
         claim.hold(len(block))
 
@@ -228,7 +231,7 @@ class Engine:
                                                                      finished=False)
             return
         try:
-            await located(method.learn([r.record for r in finished]), f"learn after {stream.unit_id(block[-1])}")
+            await located(method.learn([r.record for r in finished]), f"learn after {stream.unit_id(block[-1])}", live)
         except BudgetExhausted as exc:
             await self._stop_for_budget(exc)
             return
@@ -249,7 +252,6 @@ class Engine:
         await self._serving_durable(stream)
         self._handed[stream.stream_id] = await self.journal.hand_over(batch)
         self._unsaved[stream.stream_id] = unsaved
-        live = self.progress.streams[stream.stream_id]
         live.serving_done += len(block)
         for task in block:
             live.episode_ended(stream.unit_id(task), self.progress.clock())

@@ -44,7 +44,7 @@ def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMet
 
 async def previous_failures(journal: Journal, run_id: str, say: Callable[[str], None]) -> dict[str, StreamFailure]:
     """A resume's word, once, on each stream that stopped with `method_error` before (unresolved)."""
-    failed = {stream: f for stream, f in (await journaled_failures(journal, run_id)).items() if not f.resolved}
+    failed = {stream: f for stream, f in (await journaled_failures(journal.read, run_id)).items() if not f.resolved}
     for failure in failed.values():
         say(f"{failure.stream_id} stopped here before; {failure.line()}")
     return failed

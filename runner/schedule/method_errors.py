@@ -17,14 +17,16 @@ from typing import TypeVar
 
 import orjson
 
-from runner.journal import Batch, Journal
+from runner.display.progress import StreamProgress
+from runner.journal import Batch, Reader
 from runner.workers.failure import MethodFailure
 
-__all__ = ["END_REASON", "StreamFailure", "journaled_failures", "located", "meta_key"]
+__all__ = ["END_REASON", "WAITING", "StreamFailure", "journaled_failures", "located", "meta_key"]
 
 T = TypeVar("T")
 
 END_REASON = "method_error"
+WAITING = "waiting on its method"
 _PREFIX = "method_error|"
 
 
@@ -59,10 +61,10 @@ class StreamFailure:
         return batch.set_meta(meta_key(run_id, self.stream_id), orjson.dumps(asdict(self)).decode())
 
 
-async def journaled_failures(journal: Journal, run_id: str) -> dict[str, StreamFailure]:
+async def journaled_failures(reader: Reader, run_id: str) -> dict[str, StreamFailure]:
     """The run's streams that stopped with `method_error` (resolved ones too), by stream id."""
     found: dict[str, StreamFailure] = {}
-    for _key, value in await journal.read.meta_prefixed(f"{_PREFIX}{run_id}|"):
+    for _key, value in await reader.meta_prefixed(f"{_PREFIX}{run_id}|"):
         try:
             failure = StreamFailure(**orjson.loads(value))
         except (orjson.JSONDecodeError, TypeError):
@@ -71,9 +73,16 @@ async def journaled_failures(journal: Journal, run_id: str) -> dict[str, StreamF
     return found
 
 
-async def located(call: Awaitable[T], where: str) -> T:
-    """`call`'s value; its `MethodFailure` told with where in the stream it happened."""
+async def located(call: Awaitable[T], where: str, live: StreamProgress | None = None) -> T:
+    """`call`'s value; its `MethodFailure` told with where in the stream it happened. `live`: the
+    stream's dashboard row, which says `WAITING` while the call runs (the stream waits on its method)."""
+    phase = live.phase if live is not None else ""
+    if live is not None:
+        live.phase = WAITING
     try:
         return await call
     except MethodFailure as failure:
         raise (failure if failure.where else replace(failure, where=where)) from None
+    finally:
+        if live is not None and live.phase == WAITING:
+            live.phase = phase

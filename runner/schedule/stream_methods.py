@@ -34,7 +34,14 @@ from runner.models.stack import ClientStack
 from runner.providers.priority import SERVING
 from runner.providers.taxonomy import InfrastructureError
 from runner.workers.failure import describe_exception
-from runner.workers.handle import InProcessMethod, MethodHandle, MethodLimits, WorkerPlan, open_worker_method
+from runner.workers.handle import (
+    InProcessMethod,
+    MethodHandle,
+    MethodLimits,
+    MethodTimes,
+    WorkerPlan,
+    open_worker_method,
+)
 from simulators.model_api import ModelClient
 from simulators.protocol import JSON, Scenario, Task
 from simulators.record import EpisodeRecord
@@ -80,6 +87,8 @@ class StreamMethods:
     plans: Callable[[str], WorkerPlan | None] = _no_plan
     """A method's worker plan; None: it runs in the runner's process."""
     limits: MethodLimits = field(default_factory=MethodLimits)
+    times: dict[str, MethodTimes] = field(default_factory=dict)
+    """Per stream, the seconds of its method's calls in this process (every instance of it)."""
 
     def _client(self, stream: Stream, spec: MethodSpec) -> ModelClient | None:
         if not spec.uses_model:
@@ -105,10 +114,14 @@ class StreamMethods:
                 raise
             except Exception as exc:  # the method's own builder
                 raise describe_exception("build", exc) from None
-            return InProcessMethod(built, self.limits, RUNNER_ERRORS)
+            return InProcessMethod(built, self.limits, RUNNER_ERRORS, times=self.stream_times(stream))
         spec = self.specs(stream.method)
         return await open_worker_method(plan, stream.scenario.name, stream.scenario.domain,
-                                        PublicScenario.of(stream.scenario), self._client(stream, spec), self.limits)
+                                        PublicScenario.of(stream.scenario), self._client(stream, spec), self.limits,
+                                        self.stream_times(stream))
+
+    def stream_times(self, stream: Stream) -> MethodTimes:
+        return self.times.setdefault(stream.stream_id, MethodTimes())
 
     def block_size(self, stream: Stream) -> int:
         return self.specs(stream.method).block_size or self.sweep_block_size

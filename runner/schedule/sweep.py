@@ -306,7 +306,8 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         say(failure.line())
     # How the run ended is said once, by the report every command prints after it (`run`, `resume`).
     if config.pilot:
-        say(await pilot_projection(journal, run_id, streams, config, budget, status))
+        ran = [stream for stream in streams if stream.stream_id not in engine.failures]  # a failed one has no figures
+        say(await pilot_projection(journal, run_id, ran, config, budget, status))
     return RunOutcome(run_id, status, reason, journal.path)
 
 

@@ -7,6 +7,9 @@ not JSON (naming the key path and type) and a call past its time limit (`MethodL
 runner's process the limit is judged when the call returns, since nothing can interrupt it there);
 both let the runner's own failures (`passthrough`: the budget, a provider, the journal) through as
 themselves, so a budget stop in a method's model call is a budget stop, not the method's error.
+Both note the seconds each `context` and each `learn` took (`MethodTimes`, shared by an instance and
+its copies): a context's as the method itself spent it, a learn's from request to reply (its model
+calls included, as the stream waited on them).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from methods.base import Labelled, Method, PublicScenario
@@ -25,7 +28,16 @@ from simulators.model_api import ModelClient
 from simulators.protocol import JSON, Task
 from simulators.record import EpisodeRecord
 
-__all__ = ["InProcessMethod", "MethodHandle", "MethodLimits", "WorkerMethod", "WorkerPlan", "open_worker_method"]
+__all__ = ["InProcessMethod", "MethodHandle", "MethodLimits", "MethodTimes", "WorkerMethod", "WorkerPlan",
+           "open_worker_method"]
+
+
+@dataclass
+class MethodTimes:
+    """Seconds per call of one stream's method, in the order they were made."""
+
+    context_s: list[float] = field(default_factory=list)
+    learn_s: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,7 @@ class WorkerPlan:
 class MethodHandle(Protocol):
     boundary: str
     """`in-process`, `process only`, or the kernel's boundary the worker runs under."""
+    times: MethodTimes
 
     async def contexts(self, tasks: Sequence[Task]) -> list[str]: ...
 
@@ -74,6 +87,7 @@ class InProcessMethod:
     limits: MethodLimits
     passthrough: tuple[type[BaseException], ...] = ()
     boundary: str = "in-process"
+    times: MethodTimes = field(default_factory=MethodTimes)
 
     async def contexts(self, tasks: Sequence[Task]) -> list[str]:
         texts = []
@@ -86,7 +100,9 @@ class InProcessMethod:
                     text = self.method.context(task.view())
             except Exception as exc:  # the method's
                 raise describe_exception("context", exc) from None
-            _over("context", time.perf_counter() - started, self.limits.context_s)
+            seconds = time.perf_counter() - started
+            self.times.context_s.append(seconds)
+            _over("context", seconds, self.limits.context_s)
             texts.append(text)
         return texts
 
@@ -98,7 +114,9 @@ class InProcessMethod:
             raise
         except Exception as exc:
             raise describe_exception("learn", exc) from None
-        _over("learn", time.perf_counter() - started, self.limits.learn_s)
+        seconds = time.perf_counter() - started
+        self.times.learn_s.append(seconds)
+        _over("learn", seconds, self.limits.learn_s)
 
     async def state(self) -> JSON:
         try:
@@ -121,7 +139,7 @@ class InProcessMethod:
             twin = copy.deepcopy(self.method)
         except Exception as exc:
             raise describe_exception("copy", exc) from None
-        return InProcessMethod(twin, self.limits, self.passthrough)
+        return InProcessMethod(twin, self.limits, self.passthrough, times=self.times)
 
     async def close(self) -> None:
         return None
@@ -136,6 +154,7 @@ class WorkerMethod:
     owns: bool = True
     """The first instance owns its worker (closing it ends the process); a copy only drops itself."""
     boundary: str = PROCESS_ONLY
+    times: MethodTimes = field(default_factory=MethodTimes)
 
     async def contexts(self, tasks: Sequence[Task]) -> list[str]:
         if not tasks:
@@ -145,12 +164,15 @@ class WorkerMethod:
         reply = await self.worker.request("context", {"op": "contexts", "instance": self.instance, "tasks": sent},
                                           self.limits.context_s * len(tasks))
         for seconds in reply["seconds"]:
+            self.times.context_s.append(float(seconds))
             _over("context", float(seconds), self.limits.context_s)
         return [str(text) for text in reply["contexts"]]
 
     async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        started = time.perf_counter()
         await self.worker.request("learn", {"op": "learn", "instance": self.instance, "records": list(records)},
                                   self.limits.learn_s)
+        self.times.learn_s.append(time.perf_counter() - started)
 
     async def state(self) -> JSON:
         value: JSON = await self.worker.request("state", {"op": "state", "instance": self.instance},
@@ -163,7 +185,8 @@ class WorkerMethod:
 
     async def copy(self) -> MethodHandle:
         number = await self.worker.request("copy", {"op": "copy", "instance": self.instance}, self.limits.learn_s)
-        return WorkerMethod(self.worker, int(number), self.labelled, self.limits, owns=False, boundary=self.boundary)
+        return WorkerMethod(self.worker, int(number), self.labelled, self.limits, owns=False, boundary=self.boundary,
+                            times=self.times)
 
     async def close(self) -> None:
         if self.owns:
@@ -176,7 +199,8 @@ class WorkerMethod:
 
 
 async def open_worker_method(plan: WorkerPlan, scenario: str, domain: str, public: PublicScenario,
-                             client: ModelClient | None, limits: MethodLimits) -> WorkerMethod:
+                             client: ModelClient | None, limits: MethodLimits,
+                             times: MethodTimes | None = None) -> WorkerMethod:
     """A fresh instance of `plan`'s method in a worker of its own (a failed build ends the worker)."""
     worker = await start_worker(plan.reads, client)
     setup: dict[str, Any] = {"scenario": scenario, "domain": domain, "public": public,
@@ -187,4 +211,5 @@ async def open_worker_method(plan: WorkerPlan, scenario: str, domain: str, publi
     except BaseException:
         await worker.close()
         raise
-    return WorkerMethod(worker, 0, bool(built["labelled"]), limits, boundary=str(built.get("boundary", PROCESS_ONLY)))
+    return WorkerMethod(worker, 0, bool(built["labelled"]), limits, boundary=str(built.get("boundary", PROCESS_ONLY)),
+                        times=times if times is not None else MethodTimes())
