@@ -157,7 +157,7 @@ async def start_worker(reads: Sequence[str], client: ModelClient | None) -> Work
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     scratch = tempfile.mkdtemp(prefix="shiftbench-worker-")
     process = _context().Process(target=child_main, args=(theirs, scratch, tuple(reads)), name="shiftbench-method",
-                                 daemon=False)
+                                 daemon=True)  # never outlives the runner, even one that fails
     try:
         await anyio.to_thread.run_sync(process.start)
     finally:
