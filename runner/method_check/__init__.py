@@ -24,6 +24,7 @@ from runner.method_check.checks import CHECKS, CheckResult, context_check, freez
 from runner.method_check.guest import check_independent, guarded, time_check, worker_check
 from runner.method_check.play import Played, play
 from runner.models.registry import build_models, close_models
+from runner.schedule.guests import source_tree
 from runner.schedule.sweep import resolve_dataset
 from runner.workers.failure import MethodFailure, describe_exception
 from runner.workers.handle import MethodLimits, WorkerPlan
@@ -83,7 +84,7 @@ def _checks(method: ResolvedMethod, played: Played, client: Any, request: CheckR
     limits = MethodLimits()
     checks: list[Any] = [*CHECKS, check_independent, time_check(limits), context_check(request.context_tokens)]
     if method.source.origin != "registry":  # shiftbench's own run in the runner's process
-        plan = WorkerPlan(method.source.spec, dict(method.options), method.name)
+        plan = WorkerPlan(method.source.spec, dict(method.options), method.name, tuple(source_tree(method)))
         checks.insert(0, worker_check(plan, client, limits))
     return checks
 

@@ -39,8 +39,17 @@ def guarded(check: Check) -> Check:
     return run
 
 
+_NAMES = {"check_worker": "the same in its worker", "check_state": "state is JSON",
+          "check_restore": "load(state()) restores", "check_labels": "context ignores labels",
+          "check_tests": "test tasks do not teach", "check_learn": "learn is deterministic",
+          "check_independent": "instances are independent", "check_time": "time per call",
+          "check_calls": "model calls", "check_context": "largest context"}
+"""Each check's name as its own result names it, for the FAIL line of a check the method broke."""
+
+
 def _name(check: Callable[..., Awaitable[CheckResult]]) -> str:
-    return getattr(check, "__name__", "check").removeprefix("check_").replace("_", " ")
+    function = getattr(check, "__name__", "check")
+    return _NAMES.get(function, function.removeprefix("check_").replace("_", " "))
 
 
 def _state(method: object) -> bytes:

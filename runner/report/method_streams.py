@@ -29,7 +29,7 @@ async def method_streams(reader: Reader, run_id: str) -> list[MethodStream]:
         outcome = "ok" if failed is None else "resolved" if failed.resolved else "method_error"
         rows.append(MethodStream(stream_id, len(context_s), percentile(context_s, 50), percentile(context_s, 95),
                                  len(learn_s), percentile(learn_s, 50), percentile(learn_s, 95), outcome,
-                                 failed.line() if failed else ""))
+                                 failed.line() if failed else "", timed.boundary if timed else ""))
     return rows
 
 
@@ -39,8 +39,9 @@ def _seconds(value: float | None) -> str:
 
 def method_table(rows: list[MethodStream]) -> tuple[list[str], list[list[str]]]:
     """The section's table: one row per stream."""
-    headers = ["stream", "contexts", "context p50 / p95 s", "learns", "learn p50 / p95 s", "outcome"]
-    body = [[r.stream_id, str(r.contexts), f"{_seconds(r.context_p50_s)} / {_seconds(r.context_p95_s)}",
+    headers = ["stream", "boundary", "contexts", "context p50 / p95 s", "learns", "learn p50 / p95 s", "outcome"]
+    body = [[r.stream_id, r.boundary.split(" (")[0] or "-", str(r.contexts),
+             f"{_seconds(r.context_p50_s)} / {_seconds(r.context_p95_s)}",
              str(r.learns), f"{_seconds(r.learn_p50_s)} / {_seconds(r.learn_p95_s)}",
              r.outcome if not r.failure else f"{r.outcome}: {r.failure.split('), ', 1)[-1]}"] for r in rows]
     return headers, body

@@ -168,6 +168,8 @@ class MethodStream:
     """`ok`, `method_error` or `resolved` (it failed once, a resume got it through)."""
     failure: str = ""
     """The failure's one line, for a stream stopped by its method (or resolved)."""
+    boundary: str = ""
+    """What the method ran under: `in-process`, `process only`, or the worker's Landlock ruleset."""
 
 
 @dataclass(frozen=True)

@@ -11,25 +11,39 @@ got through.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from methods.spec import ResolvedMethod
 from runner.config.settings import SweepConfig
 from runner.journal import Batch, Journal
 from runner.schedule.method_errors import StreamFailure, journaled_failures
+from runner.workers.boundary import PROCESS_ONLY, landlock_abi
 from runner.workers.handle import MethodLimits, WorkerPlan
 
-__all__ = ["engine_method_options", "previous_failures", "settle_failures", "worker_plans"]
+__all__ = ["announce_guests", "engine_method_options", "settle_failures", "source_tree", "worker_plans"]
 
 
 def worker_plans(config: SweepConfig, methods: Mapping[str, ResolvedMethod]) -> dict[str, WorkerPlan]:
     """The methods that run in workers, by name (none under `methods_in_process`)."""
     if config.methods_in_process:
         return {}
-    return {name: WorkerPlan(resolved.source.spec, dict(resolved.options), name, tuple(config.method_reads))
+    return {name: WorkerPlan(resolved.source.spec, dict(resolved.options), name,
+                             (*source_tree(resolved), *config.method_reads))
             for name, resolved in methods.items() if resolved.source.origin != "registry"}
+
+
+def source_tree(resolved: ResolvedMethod) -> list[str]:
+    """The folder a worker's method may read its own code from: a file's folder, a module's top package."""
+    target = resolved.source.target.rsplit(":", 1)[0]
+    if target.endswith(".py"):
+        return [str(Path(target).parent)]
+    module = sys.modules.get(target.split(".")[0])
+    found = getattr(module, "__file__", None)
+    return [str(Path(found).parent)] if found else []
 
 
 def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMethod]) -> dict[str, Any]:
@@ -42,8 +56,13 @@ def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMet
             "method_shown": lambda name: shown.get(name, name)}
 
 
-async def previous_failures(journal: Journal, run_id: str, say: Callable[[str], None]) -> dict[str, StreamFailure]:
-    """A resume's word, once, on each stream that stopped with `method_error` before (unresolved)."""
+async def announce_guests(journal: Journal, run_id: str, workers: bool,
+                          say: Callable[[str], None]) -> dict[str, StreamFailure]:
+    """Said once before the run: that workers run without Landlock where the kernel has none, and (a
+    resume) each stream that stopped with `method_error` before and is not resolved."""
+    if workers and landlock_abi() <= 0:
+        say(f"boundary: {PROCESS_ONLY} (this kernel has no Landlock): user methods run in worker processes that "
+            "can still read and write what you can")
     failed = {stream: f for stream, f in (await journaled_failures(journal.read, run_id)).items() if not f.resolved}
     for failure in failed.values():
         say(f"{failure.stream_id} stopped here before; {failure.line()}")

@@ -114,11 +114,15 @@ class StreamMethods:
                 raise
             except Exception as exc:  # the method's own builder
                 raise describe_exception("build", exc) from None
-            return InProcessMethod(built, self.limits, RUNNER_ERRORS, times=self.stream_times(stream))
+            times = self.stream_times(stream)
+            times.boundary = "in-process"
+            return InProcessMethod(built, self.limits, RUNNER_ERRORS, times=times)
         spec = self.specs(stream.method)
-        return await open_worker_method(plan, stream.scenario.name, stream.scenario.domain,
-                                        PublicScenario.of(stream.scenario), self._client(stream, spec), self.limits,
-                                        self.stream_times(stream))
+        guest = await open_worker_method(plan, stream.scenario.name, stream.scenario.domain,
+                                         PublicScenario.of(stream.scenario), self._client(stream, spec), self.limits,
+                                         self.stream_times(stream))
+        guest.times.boundary = guest.boundary
+        return guest
 
     def stream_times(self, stream: Stream) -> MethodTimes:
         return self.times.setdefault(stream.stream_id, MethodTimes())

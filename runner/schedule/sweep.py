@@ -48,7 +48,7 @@ from runner.providers import RetryNotice
 from runner.schedule.engine import Engine, StopControl, stream_progress
 from runner.schedule.episode import EpisodeLimits
 from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
-from runner.schedule.guests import engine_method_options, previous_failures, settle_failures
+from runner.schedule.guests import announce_guests, engine_method_options, settle_failures
 from runner.schedule.judge import judge_factory
 from runner.schedule.paths import check_journal_target, check_suite_target, write_suite
 from simulators.dataset import Dataset, load_dataset
@@ -283,7 +283,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                     judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns),
                     **engine_method_options(config, config.resolved_methods()))
-    before = await previous_failures(journal, run_id, say)
+    before = await announce_guests(journal, run_id, any(engine.method_plans(s.method) for s in streams), say)
     display = make_display(display_kind, progress)
     status, reason = "running", ""
     display.start()

@@ -18,6 +18,7 @@ import itertools
 import os
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -186,6 +187,7 @@ async def _serve(sock: socket.socket, boundary: str) -> None:
 def main(sock: socket.socket, scratch: str, reads: Sequence[str]) -> None:
     """The worker's entry (a multiprocessing target): output to the scratch folder, the boundary, serve."""
     os.chdir(scratch)
+    os.environ["TMPDIR"] = tempfile.tempdir = scratch  # the only folder it may write
     log = os.open(os.path.join(scratch, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)

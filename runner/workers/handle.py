@@ -38,6 +38,8 @@ class MethodTimes:
 
     context_s: list[float] = field(default_factory=list)
     learn_s: list[float] = field(default_factory=list)
+    boundary: str = ""
+    """The boundary the stream's method ran under (`in-process`, `process only`, a Landlock ABI)."""
 
 
 @dataclass(frozen=True)

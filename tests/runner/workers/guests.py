@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,6 +116,16 @@ class DatasetReader(Counter):
         return super().context(task)
 
 
+class NetUser(Counter):
+    """Opens a TCP connection of its own (to the port the test names in the environment)."""
+
+    def context(self, task: TaskView) -> str:
+        port = os.environ.get("GUEST_PORT", "")
+        if port:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=5).close()
+        return super().context(task)
+
+
 def _spec(name: str, cls: type[Counter]) -> MethodSpec:
     def build(setup: MethodSetup) -> Any:
         return cls()
@@ -130,3 +141,4 @@ SLOW = _spec("slow", SlowContext)
 SPY = _spec("spy", FrameSpy)
 SHARED = _spec("shared", Shared)
 READER = _spec("reader", DatasetReader)
+NET = _spec("net", NetUser)
