@@ -51,7 +51,7 @@ async def _measure(workers: int, trips: int) -> dict[str, object]:
 
     public = PublicScenario("retail_l1", "retail", "l1", "You are a retail agent.", {"policy.md": "x" * 4000}, ())
     plan = WorkerPlan(f"{NOTES}:NOTES", {}, "notes", reads=(str(NOTES.parent),))
-    task = Task("t1", "retail_l1", "retail", "l1", "serving", 1, 1, "normal", "Return order 1234, please.",
+    task = Task("t1", "retail_l1", "retail", "l1", "serving", 1, 1, "fully_specified", "Return order 1234, please.",
                 Evaluator("s", "f", (), None, {}))
     record = EpisodeRecord(task.view(), 1, (), 1.0, None, "finish")
     starts, handles = [], []
