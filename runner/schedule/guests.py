@@ -37,13 +37,18 @@ def worker_plans(config: SweepConfig, methods: Mapping[str, ResolvedMethod]) -> 
 
 
 def source_tree(resolved: ResolvedMethod) -> list[str]:
-    """The folder a worker's method may read its own code from: a file's folder, a module's top package."""
+    """The folder a worker's method may read its own code from: a file's folder; for a module or an entry
+    point, the import path entry that holds its top package (so its distribution's metadata too)."""
     target = resolved.source.target.rsplit(":", 1)[0]
     if target.endswith(".py"):
         return [str(Path(target).parent)]
     module = sys.modules.get(target.split(".")[0])
     found = getattr(module, "__file__", None)
-    return [str(Path(found).parent)] if found else []
+    if not found:
+        return []
+    location = Path(found).resolve()
+    holders = [entry for entry in sys.path if entry and location.is_relative_to(Path(entry).resolve())]
+    return [max(holders, key=len)] if holders else [str(location.parent)]
 
 
 def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMethod]) -> dict[str, Any]:
