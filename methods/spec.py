@@ -111,10 +111,12 @@ def _by_name(text: str, options: Mapping[str, Any], where: str, name: str | None
         source = MethodSource("registry", text, module.__name__, digest, count, distribution_of(module))
         return _finish(registered, name or text, options, where, source, text)
     point = find_entry_point(text)
+    if point is None and is_file_target(text):
+        raise _no_attribute(text, where)
     if point is None:
         known = sorted(METHOD_REGISTRY) + [p.name for p in installed_entry_points()]
         close = difflib.get_close_matches(text, known, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        hint = f" (did you mean '{close[0]}'?)" if close else _UNINSTALLED.get(text, "")
         raise ShiftbenchInputError(f"{where}: unknown method '{text}'{hint}; known: {', '.join(known)}; or name "
                                    "one by module:NAME, ./file.py:NAME or slb:module:Class")
     shown = f"entry point '{text}' ({point.value})"
@@ -151,6 +153,27 @@ def _adapter(text: str, options: Mapping[str, Any], where: str, name: str | None
 
 
 # ------------------------------------------------------------------------------------------- helpers
+
+_UNINSTALLED = {"notes": " (the guide's example registers the entry point 'notes' once installed: "
+                         "pip install -e examples/notes_method)"}
+"""Entry points the docs name that are not shiftbench's own: said so when they are not installed."""
+
+
+def _no_attribute(text: str, where: str) -> ShiftbenchInputError:
+    """A file named without `:NAME`: the MethodSpecs it has, to pick one."""
+    module = import_file(Path(text), where)
+    specs = sorted(name for name, value in vars(module).items() if not name.startswith("_") and _is_spec(value))
+    classes = sorted(name for name, value in vars(module).items()
+                     if not name.startswith("_") and _is_class(value) and value.__module__ == module.__name__
+                     and all(hasattr(value, h) for h in ("context", "update")))
+    if specs:
+        listed = f"its MethodSpecs: {', '.join(specs)}; write {text}:{specs[0]}"
+    elif classes:
+        listed = f"it has no MethodSpec, but classes of the reference's interface: write slb:{text}:{classes[0]}"
+    else:
+        listed = "it has no MethodSpec (docs/methods.md says how to write one)"
+    return ShiftbenchInputError(f"{where}: {text} names a file but no method in it; {listed}")
+
 
 def _locate(body: str, where: str) -> tuple[ModuleType, str, str]:
     target, attr = body.rsplit(":", 1)

@@ -24,7 +24,7 @@ def add_methods_parser(commands: Any) -> None:
     check.add_argument("--scenario", default="retail_l1", help="the scenario to play (default retail_l1)")
     check.add_argument("--model", default="scripted", help="the agent's (and the method's) model (default scripted)")
     check.add_argument("--dataset", default="", help="a dataset directory (default: the built-in suite)")
-    check.add_argument("--pilot", type=int, default=3, help="serving and test tasks per window (default 3; 0: all)")
+    check.add_argument("--pilot", type=int, default=10, help="serving and test tasks per window (default 10; 0: all)")
     check.add_argument("--context-tokens", type=positive, default=128_000,
                        help="the model's context length the largest request is held against (default 128,000)")
 

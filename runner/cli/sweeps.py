@@ -34,7 +34,9 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "allow_unpriced": "allow_unpriced", "judge": "judge", "label": "labels",
                   "repeats": "repeats", "max_tokens": "max_tokens", "max_turns": "max_turns",
                   "temperature": "temperature", "call_timeout": "call_timeout", "shards": "shards",
-                  "replicas": "replicas"}
+                  "replicas": "replicas", "methods_in_process": "methods_in_process",
+                  "method_context_limit": "method_context_limit", "method_learn_limit": "method_learn_limit",
+                  "method_reads": "method_reads"}
 
 
 def add_sweep_parsers(commands: Any) -> None:
@@ -66,6 +68,7 @@ def _add_run(run: argparse.ArgumentParser) -> None:
                      help="what this run is for, shown by `shiftbench runs` (repeatable)")
     run.add_argument("--display", choices=DISPLAYS, default="auto", help=DISPLAY_HELP)
     add_journal(run)
+    _add_method_flags(run)
     shard = run.add_argument_group("shards (one part of a sweep per process; `journal merge` joins them)")
     shard.add_argument("--shard", metavar="I/N|auto",
                        help="run shard I (from 0) of N; auto: I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX, N "
@@ -77,6 +80,20 @@ def _add_run(run: argparse.ArgumentParser) -> None:
                                                         "is refused)")
     shard.add_argument("--sweep", metavar="NAME", help="name the sweep (default: derived from its config, dataset "
                                                        "and shard count)")
+
+
+def _add_method_flags(run: argparse.ArgumentParser) -> None:
+    guest = run.add_argument_group("user methods (each runs in a worker process of its own, docs/methods.md)")
+    guest.add_argument("--methods-in-process", action="store_true", default=None,
+                       help="run them in the runner's process instead (to step through one in a debugger); "
+                            "recorded in the run's provenance")
+    guest.add_argument("--method-context-limit", type=within(float, "method_context_limit"), metavar="SECONDS",
+                       help="one context call may take this long before its stream stops with method_error "
+                            "(default 60)")
+    guest.add_argument("--method-learn-limit", type=within(float, "method_learn_limit"), metavar="SECONDS",
+                       help="one learn call (a block) may take this long (default 900)")
+    guest.add_argument("--method-reads", action="append", metavar="DIR",
+                       help="a folder a worker's method may read beside its own source (repeatable)")
 
 
 def add_result_flags(run: argparse.ArgumentParser) -> None:
@@ -130,6 +147,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {f: getattr(args, flag) for flag, f in _FLAG_TO_FIELD.items() if getattr(args, flag, None) is not None}
     if "labels" in overrides:
         overrides["labels"] = tuple(overrides["labels"])
+    if "method_reads" in overrides:
+        overrides["method_reads"] = tuple(str(Path(d).expanduser().resolve()) for d in overrides["method_reads"])
     if overrides.get("dataset"):
         overrides["dataset"] = str(Path(overrides["dataset"]).resolve())
     return overrides

@@ -103,6 +103,15 @@ class SweepConfig:
     it (a Kubernetes Indexed Job); 0: not given. A shard journals its count here. Not hashed."""
     labels: tuple[str, ...] = ()
     """Free text that says what the run is for (`run --label`), shown by `shiftbench runs`; not hashed."""
+    methods_in_process: bool = False
+    """Run a user's methods in the runner's own process (to step through one in a debugger) instead of a
+    worker process each; recorded in the run's provenance, not hashed (results do not change)."""
+    method_context_limit: float = 60.0
+    """Seconds one `context` call of a method may take before its stream stops with `method_error`."""
+    method_learn_limit: float = 900.0
+    """Seconds one `learn` call (a block) may take, and build, state and load, before the stream stops."""
+    method_reads: tuple[str, ...] = ()
+    """Folders a worker's method may read beside its own source and the Python installation."""
 
     def validate(self, source: str) -> SweepConfig:
         """Raise one clear error naming `source` (a file or `flags`) for the first problem found: every
@@ -131,8 +140,9 @@ class SweepConfig:
         if self.judge.split(":")[0] == "scripted":
             raise ShiftbenchInputError(f"{source}: judge '{self.judge}' cannot judge pitches (it is not a language "
                                        "model); leave judge empty for the offline judge, or name an LLM")
-        if not isinstance(self.allow_unpriced, bool):
-            raise ShiftbenchInputError(f"{source}: allow_unpriced must be true or false")
+        for flag in ("allow_unpriced", "methods_in_process"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ShiftbenchInputError(f"{source}: {flag} must be true or false")
         parse_model_prices(self.prices, source)  # every [prices] table, whether or not its model runs
         return self
 
@@ -184,6 +194,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 
 _NUMBER_RANGES: dict[str, tuple[float, float, str]] = {
     "temperature": (0.0, 2.0, ""), "call_timeout": (1.0, 86_400.0, " of seconds"),
+    "method_context_limit": (0.01, 86_400.0, " of seconds"), "method_learn_limit": (0.01, 86_400.0, " of seconds"),
 }
 """Fields that take any number in a range (temperature may also be unset): name -> (low, high, unit)."""
 
@@ -234,13 +245,14 @@ def _check_names(source: str, key: str, names: tuple[str, ...], known: list[str]
 
 _DEFAULTS: dict[str, Any] = {f.name: f.default if f.default_factory is MISSING else f.default_factory()
                              for f in fields(SweepConfig) if f.name in _HASHED_WHEN_SET}
-_TUPLE_KEYS = {"models", "methods", "scenarios", "labels"}
+_TUPLE_KEYS = {"models", "methods", "scenarios", "labels", "method_reads"}
 TOP_TABLES = ("prices", "endpoints")
 """Tables a sweep file may hold at its top level beside `[sweep]`."""
 _KIND_OF_TYPE = {"int": "whole number", "str": "string", "bool": "true or false", "float": "number",
                  "float | None": "number", "Mapping[str, Any]": "table"}
 _EXAMPLES = {"models": 'models = ["scripted"]', "methods": 'methods = ["blind", "oracle"]',
-             "scenarios": 'scenarios = ["retail_l1"]', "labels": 'labels = ["why this run"]'}
+             "scenarios": 'scenarios = ["retail_l1"]', "labels": 'labels = ["why this run"]',
+             "method_reads": 'method_reads = ["/data/notes"]'}
 SWEEP_FIELDS: dict[str, Field] = {
     f.name: Field("list of strings", _EXAMPLES[f.name]) if f.name in _TUPLE_KEYS
     else Field(_KIND_OF_TYPE[str(f.type)], ranged_later=True)  # validate() checks ranges, finiteness included

@@ -28,7 +28,7 @@ __all__ = [
     "window_text",
 ]
 
-ENDED = ("done", "stopped")
+ENDED = ("done", "stopped", "method_error")
 
 
 def stream_scores(stream: StreamProgress) -> tuple[float | None, float | None]:

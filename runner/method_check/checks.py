@@ -23,6 +23,7 @@ import orjson
 from methods.base import Labelled, Method, context_for
 from runner.method_check.play import Played
 from runner.providers.endpoint import BYTES_PER_TOKEN
+from runner.workers.failure import MethodFailure, json_problem
 from simulators.protocol import Task
 
 __all__ = ["CHECKS", "Check", "CheckResult", "context_check", "copies", "freeze"]
@@ -51,7 +52,11 @@ def freeze(played: Played, method: Method) -> Method:
         frozen: Method = copy.deepcopy(method)
         return frozen
     twin = played.fresh()
-    twin.load(orjson.loads(orjson.dumps(method.state())))
+    state = method.state()
+    problem = json_problem(state)
+    if problem is not None:
+        raise MethodFailure("state", f"state() is not JSON: {problem}")
+    twin.load(orjson.loads(orjson.dumps(state)))
     return twin
 
 
@@ -67,10 +72,10 @@ async def check_state(played: Played) -> CheckResult:
             except Exception as exc:  # the user's object
                 return CheckResult(name, False, f"no deep copy after block {number}: {type(exc).__name__}: {exc}")
             continue
-        try:
-            first, second = _state_bytes(method), _state_bytes(method)
-        except TypeError as exc:
-            return CheckResult(name, False, f"state() after block {number} is not JSON: {exc}")
+        problem = json_problem(method.state())
+        if problem is not None:
+            return CheckResult(name, False, f"state() after block {number} is not JSON: {problem}")
+        first, second = _state_bytes(method), _state_bytes(method)
         if first != second:
             return CheckResult(name, False, f"state() after block {number} differs when asked twice: "
                                             f"{_difference(first.decode(), second.decode())}")

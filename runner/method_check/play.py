@@ -4,11 +4,13 @@ replays the blocks on fresh instances without running an episode again.
 
 The method is built as a run builds it (`runner.schedule.stream_methods.method_setup`), its own model calls go
 through a `MeteredClient` that counts calls and tokens per block, and the agent's calls are counted
-per episode, so the check can say what the method costs before a sweep pays for it.
+per episode, so the check can say what the method costs before a sweep pays for it. Each context's
+and each learn's seconds are kept for the time check, and a line per window says how far it got.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -66,10 +68,18 @@ class Played:
     agent_tokens: int = 0
     contexts: list[tuple[Task, str]] = field(default_factory=list)
     """Every context the stream asked (serving tasks live, test tasks on the window's frozen copy)."""
+    context_s: list[float] = field(default_factory=list)
+    learn_s: list[float] = field(default_factory=list)
 
     def fresh(self) -> Method:
         """A new instance as a run builds it; its model calls are not counted."""
         return self.spec.build(method_setup(self.spec, self.scenario, MeteredClient(self.model)))
+
+    def timed_context(self, method: Method, task: Task) -> str:
+        started = time.perf_counter()
+        text = context_for(method, task)
+        self.context_s.append(time.perf_counter() - started)
+        return text
 
     def tests_of(self, window: int) -> list[Task]:
         return window_tasks(self.tests, window)
@@ -77,7 +87,7 @@ class Played:
 
 async def play(spec: MethodSpec, scenario: Scenario, domain: Domain, model: ModelClient, block_size: int,
                serving: tuple[Task, ...], tests: tuple[Task, ...],
-               freeze: Callable[[Played, Method], Method]) -> Played:
+               freeze: Callable[[Played, Method], Method], say: Callable[[str], None] = print) -> Played:
     played = Played(spec, scenario, model, block_size, tests=tests)
     method_client = MeteredClient(model)
     method = spec.build(method_setup(spec, scenario, method_client))
@@ -86,16 +96,19 @@ async def play(spec: MethodSpec, scenario: Scenario, domain: Domain, model: Mode
     for window in windows:
         blocks = serving_blocks(window_tasks(serving, window), block_size) if spec.learns else []
         for index, tasks in enumerate(blocks):
-            contexts = [context_for(method, task) for task in tasks]
+            contexts = [played.timed_context(method, task) for task in tasks]
             played.contexts += list(zip(tasks, contexts, strict=True))
             records = [(await run_episode(task, scenario.environment, domain, agent, context)).record
                        for task, context in zip(tasks, contexts, strict=True)]
             calls, tokens = method_client.calls, method_client.input_tokens + method_client.output_tokens
+            started = time.perf_counter()
             await method.learn(records)
+            played.learn_s.append(time.perf_counter() - started)
             played.blocks.append(Block(tuple(tasks), tuple(records), index == len(blocks) - 1,
                                        method_client.calls - calls,
                                        method_client.input_tokens + method_client.output_tokens - tokens))
         frozen = freeze(played, method)
-        played.contexts += [(task, context_for(frozen, task)) for task in played.tests_of(window)]
+        played.contexts += [(task, played.timed_context(frozen, task)) for task in played.tests_of(window)]
+        say(f"  played window {window}: {len(played.blocks)} blocks learned, {len(played.contexts)} contexts asked")
     played.agent_calls, played.agent_tokens = agent.calls, agent.input_tokens + agent.output_tokens
     return played

@@ -6,7 +6,7 @@ the tables of `sections`), `csv_export` and `sealed` (JSON with its sha256). The
 (`runner.views.html_report`) and the evidence commands read the same model. Inside, imports
 run build -> model <- renderers; no renderer reads the journal.
 
-Arrows: report -> audits (state-audit rates), stats, cost, config, journal, common.
+Arrows: report -> audits (state-audit rates), stats, cost, schedule (method time), config, journal, common.
 """
 
 from __future__ import annotations

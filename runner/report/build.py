@@ -38,6 +38,7 @@ from runner.journal import (
 )
 from runner.journal.meta_keys import machine_meta_key, served_model_from_key, served_models_prefix
 from runner.journal.sweep_record import SweepRecord, sweep_meta_key
+from runner.report.method_streams import method_streams
 from runner.report.model import (
     ONE_FAMILY,
     ONE_FAMILY_EACH,
@@ -134,7 +135,8 @@ async def build_report(journal_path: Path | str, run_id: str) -> Report:
     """Read one run from the journal; raise ShiftbenchInputError when the run is not there."""
     async with read_only(journal_path) as reader:
         rows = await _fetch(reader, Path(journal_path), run_id)
-    return _assemble(rows, str(journal_path))
+        guests = await method_streams(reader, run_id)
+    return replace(_assemble(rows, str(journal_path)), method_streams=guests)
 
 
 async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:

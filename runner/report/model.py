@@ -20,8 +20,8 @@ from runner.stats.repeats import RepeatSummary
 from runner.stats.slices import SliceRow
 
 __all__ = ["DOMAIN_ORDER", "ONE_FAMILY", "ONE_FAMILY_EACH", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair",
-           "Provenance", "ReplicaUse", "Report", "RetryCounts", "Setting", "StreamKey", "StreamReport", "WindowScore",
-           "percentile", "scenario_domain", "scenario_sort_key"]
+           "MethodStream", "Provenance", "ReplicaUse", "Report", "RetryCounts", "Setting", "StreamKey", "StreamReport",
+           "WindowScore", "percentile", "scenario_domain", "scenario_sort_key"]
 
 PURPOSES = ("agent", "judge", "method")
 SPECIFIED_DOMAINS = ("retail", "banking")
@@ -156,6 +156,23 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class MethodStream:
+    stream_id: str
+    contexts: int
+    context_p50_s: float | None
+    context_p95_s: float | None
+    learns: int
+    learn_p50_s: float | None
+    learn_p95_s: float | None
+    outcome: str
+    """`ok`, `method_error` or `resolved` (it failed once, a resume got it through)."""
+    failure: str = ""
+    """The failure's one line, for a stream stopped by its method (or resolved)."""
+    boundary: str = ""
+    """What the method ran under: `in-process`, `process only`, or the worker's Landlock ruleset."""
+
+
+@dataclass(frozen=True)
 class Report:
     run_id: str
     status: str
@@ -179,6 +196,8 @@ class Report:
     """A digest of every finished test episode's reward (`runner.report.scores`): the scores seal covers it."""
     sweep: SweepRecord | None = None
     """For a journal merged from shards: the shards merged (caps, spend, status) and any missing."""
+    method_streams: list[MethodStream] = field(default_factory=list)
+    """Per stream whose method was timed or failed: its method's time and outcome (methods as guests)."""
 
 
 def scenario_domain(scenario: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from runner.audits.rates import Rate
 from runner.cost.cache_savings import CacheFigures
+from runner.report.method_streams import METHOD_TITLE, method_table
 from runner.report.model import Costs, Pair, Report, StreamReport
 
 __all__ = ["AUDITS_TITLE", "COSTS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "SCORES_ALIGN",
@@ -39,6 +40,7 @@ def report_sections(report: Report) -> list[tuple[str, Table, str]]:
           if any(s.audits for s in report.streams) else []),
         *([(RETRIES_TITLE, retry_table(report), "llrrrrr")] if report.retries else []),
         *([(POOLS_TITLE, pool_table(report), "llrr")] if report.replicas else []),
+        *([(METHOD_TITLE, method_table(report.method_streams), "llrlrll")] if report.method_streams else []),
     ]
 
 

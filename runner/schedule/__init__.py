@@ -7,5 +7,5 @@ stream's method built, frozen and restored), `judge` (the pitch judge), `paths` 
 `full_disk` (a full disk stops a run like a budget stop), `lease_keeper` (the run's lease: which host and
 process write it, renewed while it runs), `starting_progress` (a resumed run's figures from its journal).
 
-Arrows: schedule -> models, cost, config, display, journal, providers, common.
+Arrows: schedule -> models, cost, config, display, journal, providers, workers, common.
 """

@@ -13,7 +13,11 @@ its model and method calls carrying the replica's sampling seed):
   task is K units against that same frozen state (serving stays one stream).
 All streams run at once. Resume skips journaled units and restores the method: its last checkpoint,
 then `learn` replayed on the blocks journaled after it (`runner.schedule.stream_methods`, which also owns how a
-method without JSON state is frozen and restored, and each method's own block size).
+method without JSON state is frozen and restored, and each method's own block size, and where each
+method runs: a user's in a worker process of its own).
+A method's failure (`runner.workers.failure.MethodFailure`) stops its own stream only, with the end
+reason `method_error` (`runner.schedule.method_errors`): journaled, its test sets cancelled, its worker
+ended; every other stream runs on, and the sweep ends `failed` with one line per failed stream.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import anyio
+import anyio.abc
 import orjson
 
-from methods.base import Method, MethodSpec, context_for
+from methods.base import Method, MethodSpec
 from methods.registry import get_method_spec
 from runner.common.errors import RunAborted
 from runner.config.plan import Stream, Unit, window_tasks
@@ -37,7 +42,11 @@ from runner.models.stack import ClientStack
 from runner.providers.priority import SERVING, TEST, ServingClaim
 from runner.providers.taxonomy import InfrastructureError
 from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
-from runner.schedule.stream_methods import Frozen, StreamMethods
+from runner.schedule.method_errors import StreamFailure, located
+from runner.schedule.method_time import save_times
+from runner.schedule.stream_methods import Frozen, StreamMethods, close_all
+from runner.workers.failure import MethodFailure
+from runner.workers.handle import MethodHandle, MethodLimits, WorkerPlan
 from simulators.domain import Domain, Judge
 from simulators.protocol import Task
 from simulators.registry import get_domain
@@ -94,6 +103,13 @@ class Engine:
     method_specs: Callable[[str], MethodSpec] = get_method_spec
     checkpoint_every: int = CHECKPOINT_EVERY
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
+    method_plans: Callable[[str], WorkerPlan | None] = lambda name: None
+    """A method's worker plan (a user's method); None: it runs in the runner's process."""
+    method_limits: MethodLimits = field(default_factory=MethodLimits)
+    method_shown: Callable[[str], str] = lambda name: name
+    """A method's spec as its failure line names it."""
+    failures: dict[str, StreamFailure] = field(default_factory=dict)
+    """Streams stopped by their method, by stream id."""
     _unsaved: dict[str, int] = field(default_factory=dict)
     """Per stream, serving episodes learned from since its last checkpoint."""
     _handed: dict[str, Handed] = field(default_factory=dict)
@@ -102,7 +118,8 @@ class Engine:
 
     def __post_init__(self) -> None:
         self.stop.progress = self.progress
-        self.methods = StreamMethods(self.run_id, self.journal, self.clients, self.method_specs, self.block_size)
+        self.methods = StreamMethods(self.run_id, self.journal, self.clients, self.method_specs, self.block_size,
+                                     self.method_plans, self.method_limits)
 
     async def run(self, streams: Sequence[Stream]) -> None:
         # What exists now (the dataset, the methods, the clients) lives for the whole run: frozen, the
@@ -121,28 +138,58 @@ class Engine:
     async def _run_stream(self, stream: Stream) -> None:
         live = self.progress.streams[stream.stream_id]
         done = await self._done_units(stream)
-        method, window_states, unsaved = await self.methods.restore(stream)
+        try:
+            method, window_states, unsaved = await self.methods.restore(stream)
+        except MethodFailure as failure:
+            await self._method_failed(stream, "restoring its method", failure)
+            return
         self._unsaved[stream.stream_id] = unsaved
-        async with anyio.create_task_group() as tests:
-            with self.clients.serving_claim(stream.model) as claim:  # given back once serving is over
-                for number, window in enumerate(stream.windows(), start=1):
-                    live.window, live.window_number = window, number
-                    ran = await self._serve_window(stream, method, window, done, claim)
-                    if ran is None:
-                        break  # stopping
-                    if ran:
-                        window_states[window] = self.methods.freeze(stream, method)
-                    pending = [unit for task in window_tasks(stream.test, window)
-                               for unit in stream.test_units(task) if unit.unit_id not in done]
-                    if pending:
-                        state = await self.methods.window_state(stream, window, window_states)
-                        tests.start_soon(self._run_test_set, stream, state, pending,
-                                         self._handed.get(stream.stream_id))
-            await self._serving_durable(stream)  # a failed commit stops the run here, not silently
-            live.phase = "testing"
-        live.phase = "stopped" if self.stop.requested else "done"
+        try:
+            async with anyio.create_task_group() as tests:
+                try:
+                    await self._serve_stream(stream, method, window_states, done, tests)
+                except MethodFailure as failure:
+                    tests.cancel_scope.cancel()  # the stream stops: its test sets too
+                    await self._method_failed(stream, failure.where or "serving", failure)
+                    return
+                await self._serving_durable(stream)  # a failed commit stops the run here, not silently
+                live.phase = "testing"
+        finally:
+            await close_all(method, window_states)
+            await save_times(self.journal, self.run_id, stream.stream_id, self.methods.times.get(stream.stream_id))
+        if stream.stream_id not in self.failures:
+            live.phase = "stopped" if self.stop.requested else "done"
 
-    async def _serve_window(self, stream: Stream, method: Method, window: int, done: set[str],
+    async def _serve_stream(self, stream: Stream, method: MethodHandle, window_states: dict[int, Frozen],
+                            done: set[str], tests: anyio.abc.TaskGroup) -> None:
+        live = self.progress.streams[stream.stream_id]
+        with self.clients.serving_claim(stream.model) as claim:  # given back once serving is over
+            for number, window in enumerate(stream.windows(), start=1):
+                live.window, live.window_number = window, number
+                ran = await self._serve_window(stream, method, window, done, claim)
+                if ran is None:
+                    break  # stopping
+                if ran:
+                    window_states[window] = await self.methods.freeze(stream, method)
+                pending = [unit for task in window_tasks(stream.test, window)
+                           for unit in stream.test_units(task) if unit.unit_id not in done]
+                if pending:
+                    state = await self.methods.window_state(stream, window, window_states)
+                    tests.start_soon(self._run_test_set, stream, state, pending, self._handed.get(stream.stream_id),
+                                     tests.cancel_scope)
+
+    async def _method_failed(self, stream: Stream, where: str, failure: MethodFailure) -> None:
+        """Stop `stream` (only it) with `method_error`, journaled; the first failure is the one told."""
+        if stream.stream_id in self.failures:
+            return
+        told = StreamFailure.of(stream.stream_id, stream.method, self.method_shown(stream.method), where, failure)
+        self.failures[stream.stream_id] = told
+        live = self.progress.streams[stream.stream_id]
+        live.phase = "method_error"
+        with anyio.CancelScope(shield=True):
+            await self.journal.commit(told.journal_into(Batch(), self.run_id))
+
+    async def _serve_window(self, stream: Stream, method: MethodHandle, window: int, done: set[str],
                             claim: ServingClaim) -> bool | None:
         """Serve one window's blocks; True if any ran here, None if the run is stopping."""
         ran = False
@@ -150,19 +197,21 @@ class Engine:
         for index, block in enumerate(blocks):
             if all(stream.unit_id(t) in done for t in block):
                 continue
-            if self.stop.requested:
+            if self.stop.requested or stream.stream_id in self.failures:
                 return None
             self.progress.streams[stream.stream_id].phase = "serving"
             await self._serve_block(stream, method, block, claim, window_end=index == len(blocks) - 1)
             ran = True
         return ran
 
-    async def _serve_block(self, stream: Stream, method: Method, block: list[Task], claim: ServingClaim,
+    async def _serve_block(self, stream: Stream, method: MethodHandle, block: list[Task], claim: ServingClaim,
                            window_end: bool) -> None:
         """Run, learn, journal. A block cut short (the budget ran out) is neither learned from nor
         journaled: a resume runs it again, its answered calls replayed from the response cache.
         `claim`: a slot for each episode still running, and one kept through learn and the hand-over."""
-        contexts = [context_for(method, t) for t in block]
+        live = self.progress.streams[stream.stream_id]
+        contexts = await located(method.contexts(block), f"block {stream.unit_id(block[0])}"
+                                 + (f" .. {stream.unit_id(block[-1])}" if len(block) > 1 else ""), live)
         results: list[EpisodeResult | None] = [None] * len(block)
         claim.hold(len(block))
 
@@ -182,7 +231,7 @@ class Engine:
                                                                      finished=False)
             return
         try:
-            await method.learn([r.record for r in finished])
+            await located(method.learn([r.record for r in finished]), f"learn after {stream.unit_id(block[-1])}", live)
         except BudgetExhausted as exc:
             await self._stop_for_budget(exc)
             return
@@ -191,7 +240,8 @@ class Engine:
             self.episode_rows(batch, stream, task, result)
         unsaved = self._unsaved.get(stream.stream_id, 0) + len(block)
         if window_end or unsaved >= self.checkpoint_every:
-            state, position = orjson.dumps(method.state()), block[-1].timestamp
+            state = orjson.dumps(await located(method.state(), f"checkpoint after {stream.unit_id(block[-1])}"))
+            position = block[-1].timestamp
             batch.checkpoint(self.run_id, stream.stream_id, CheckpointKey.latest(), position, state)
             if window_end:
                 batch.checkpoint(self.run_id, stream.stream_id, CheckpointKey.window_end(block[-1].window), position,
@@ -202,7 +252,6 @@ class Engine:
         await self._serving_durable(stream)
         self._handed[stream.stream_id] = await self.journal.hand_over(batch)
         self._unsaved[stream.stream_id] = unsaved
-        live = self.progress.streams[stream.stream_id]
         live.serving_done += len(block)
         for task in block:
             live.episode_ended(stream.unit_id(task), self.progress.clock())
@@ -214,20 +263,34 @@ class Engine:
         if handed is not None:
             await handed.durable()
 
-    async def _run_test_set(self, stream: Stream, state: Frozen, units: list[Unit], serving: Handed | None) -> None:
+    async def _run_test_set(self, stream: Stream, state: Frozen, units: list[Unit], serving: Handed | None,
+                            stream_scope: anyio.CancelScope) -> None:
         """`serving`: the window's last serving block, committed before any test episode of it starts, so a
-        journaled test episode always has its window's serving in the journal too."""
+        journaled test episode always has its window's serving in the journal too. A method's failure
+        here stops the whole stream (`stream_scope`)."""
         if serving is not None:
             await serving.durable(observe=False)
-        frozen = self.methods.thaw(stream, state)
+        window = units[0].task.window
+        try:
+            frozen = await self.methods.thaw(stream, state)
+        except MethodFailure as failure:
+            await self._method_failed(stream, f"test set of window {window}", failure)
+            stream_scope.cancel()
+            return
         limiter = anyio.CapacityLimiter(TEST_EPISODES_IN_FLIGHT)
         live = self.progress.streams[stream.stream_id]
 
         async def one(unit: Unit) -> None:
             async with limiter:
-                if self.stop.requested:
+                if self.stop.requested or stream.stream_id in self.failures:
                     return
-                result = await self.attempt(stream, unit.task, context_for(frozen, unit.task), TEST, unit.unit_id)
+                try:
+                    context = (await frozen.contexts([unit.task]))[0]
+                except MethodFailure as failure:
+                    await self._method_failed(stream, unit.unit_id, failure)
+                    stream_scope.cancel()
+                    return
+                result = await self.attempt(stream, unit.task, context, TEST, unit.unit_id)
                 if result is None:
                     return
                 batch = Batch()
@@ -236,9 +299,12 @@ class Engine:
                 live.record_test(unit.task.category, result.grade.reward)
                 live.episode_ended(unit.unit_id, self.progress.clock())
 
-        async with anyio.create_task_group() as group:
-            for unit in units:
-                group.start_soon(one, unit)
+        try:
+            async with anyio.create_task_group() as group:
+                for unit in units:
+                    group.start_soon(one, unit)
+        finally:
+            await close_all(frozen, {})
 
     # ---------------------------------------------------------------------------------------- episodes
 

@@ -49,6 +49,7 @@ from runner.providers import RetryNotice
 from runner.schedule.engine import Engine, StopControl
 from runner.schedule.episode import EpisodeLimits
 from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
+from runner.schedule.guests import announce_guests, engine_method_options, settle_failures
 from runner.schedule.judge import judge_factory
 from runner.schedule.lease_keeper import LeaseKeeper, live_writer, take_lease
 from runner.schedule.paths import check_journal_target, check_suite_target, write_suite
@@ -284,16 +285,17 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
                           budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
                           replayable=cached)
-    methods = config.resolved_methods()
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
-                    method_specs=lambda name: methods[name].spec,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
-                    judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns))
+                    judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns),
+                    **engine_method_options(config, config.resolved_methods()))
+    before = await announce_guests(journal, run_id, any(engine.method_plans(s.method) for s in streams), say)
     display = make_display(display_kind, progress)
     status, reason = "running", ""
     display.start()
     try:
         status, reason = await _run_engine(engine, streams, display, keeper)
+        status, reason = await settle_failures(journal, run_id, engine.failures, before, status, reason)
         if status == "budget_exhausted" and budget is not None:
             # Said once everything in flight has settled: the spend the run really ended at.
             reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
@@ -308,9 +310,12 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         if keeper.lost is None:  # a run another process took over is that process's to end
             await finish_run(journal, run_id, status, reason)
             await keeper.give_up()
+    for failure in engine.failures.values():  # one line per stream its method stopped, the dashboard gone
+        say(failure.line())
     # How the run ended is said once, by the report every command prints after it (`run`, `resume`).
     if config.pilot:
-        say(await pilot_projection(journal, run_id, streams, config, budget, status))
+        ran = [stream for stream in streams if stream.stream_id not in engine.failures]  # a failed one has no figures
+        say(await pilot_projection(journal, run_id, ran, config, budget, status))
     return RunOutcome(run_id, status, reason, journal.path)
 
 

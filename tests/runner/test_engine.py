@@ -17,6 +17,7 @@ from runner.models.stack import ClientStack
 from runner.providers.priority import SERVING, TEST, ServingClaim
 from runner.schedule.engine import TEST_EPISODES_IN_FLIGHT, Engine, stream_progress
 from runner.schedule.sweep import create_run
+from runner.workers.handle import InProcessMethod
 from simulators.dataset import Dataset
 from simulators.model_api import ModelRequest
 from simulators.protocol import AssistantTurn, Scenario
@@ -221,8 +222,9 @@ async def test_a_stopped_engine_leaves_no_half_block(tmp_path: Path, block_size:
         assert done[0][0] % block_size == 0 and 0 < done[0][0] < 20
         # A new engine restores the method from the checkpoint plus the replayed blocks after it.
         resumed: list[CountingMethod] = []
-        restored, _, _ = await make_engine(journal, ScriptModel(toy_decider(lambda r: "yes")), block_size,
-                                           resumed, stream).methods.restore(stream)
+        handle, _, _ = await make_engine(journal, ScriptModel(toy_decider(lambda r: "yes")), block_size,
+                                         resumed, stream).methods.restore(stream)
+    restored = handle.method if isinstance(handle, InProcessMethod) else None
     assert isinstance(restored, CountingMethod) and restored.seen == done[0][0]
 
 

@@ -47,6 +47,11 @@ def planted(tmp_path: Path) -> Path:
     ("slb:{planted}/shapes.py:Fussy", "Fussy(...) failed: ValueError: size is wrong"),
     ("slb:{planted}/shapes.py", "names no class; write slb:module:Class"),
     ("notess", "unknown method 'notess'"),
+    ("notes", "unknown method 'notes' (the guide's example registers the entry point 'notes' once installed: "
+              "pip install -e examples/notes_method)"),
+    ("{example}", "{example} names a file but no method in it; its MethodSpecs: NOTES; write {example}:NOTES"),
+    ("{planted}/shapes.py", "it has no MethodSpec, but classes of the reference's interface: write "
+                            "slb:{planted}/shapes.py:Fussy"),
     ("bad name=rag", "method name 'bad name' must be 1-64 letters"),
     ("rag,rag=rag_recency", "two methods named 'rag' (rag, rag=rag_recency)"),
 ])

@@ -37,7 +37,7 @@ def test_a_planted_fault_fails_its_check_with_evidence(spec: str, failing: str, 
 def test_a_correct_method_passes_every_check(built_suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["methods", "check", f"{PLANTED}:COUNTER", "--dataset", str(built_suite), "--pilot", "2"]) == 0
     out = capsys.readouterr().out
-    assert out.count("PASS  ") == 7 and "7 passed, 0 failed" in out
+    assert out.count("PASS  ") == 10 and "10 passed, 0 failed" in out
 
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "notes_method" / "shiftbench_notes" / "notes.py"

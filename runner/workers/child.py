@@ -1,0 +1,195 @@
+"""The worker process: one method's instances, served over frames, and nothing of the runner in reach.
+
+It starts with the socket to the runner and an empty scratch folder (its working directory, where its
+output goes too), restricts itself where the kernel allows (`boundary`), and only then imports the
+method's code, when the runner sends `build`. From then on it answers one request at a time:
+`contexts`, `learn`, `state`, `load`, `copy` (a deep copy kept beside the first instance, for a method
+without JSON state), `drop`, `exit`. A method's model calls go back over the same socket (`call`
+frames) and wait for the runner's answer, so every paid call passes the runner's client stack. Any
+exception of the method's is an `error` reply naming its own frame; the process itself never dies of one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import itertools
+import os
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from methods.base import Labelled, Method, MethodSetup
+from runner.workers.boundary import restrict
+from runner.workers.failure import MethodFailure, describe_exception, json_problem
+from runner.workers.wire import decode_response, public_from, read_frame, record_from, view_from, write_frame
+from simulators.model_api import ModelRequest, ModelResponse
+
+__all__ = ["ModelCallRefused", "main"]
+
+
+class ModelCallRefused(Exception):
+    """The runner did not answer a model call (the budget ran out, the provider failed): the runner
+    stops the call's learn itself, whatever the method does with this."""
+
+
+class ProxyClient:
+    """`setup.client` in a worker: each call a frame to the runner, the answer a frame back."""
+
+    def __init__(self, name: str, child: Child) -> None:
+        self._name, self._child = name, child
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        return await self._child.call(request)
+
+
+class Child:
+    def __init__(self, writer: asyncio.StreamWriter, boundary: str) -> None:
+        self.writer, self.boundary = writer, boundary
+        self.instances: dict[int, Method] = {}
+        self.labelled = False
+        self._ids = itertools.count(1)
+        self._calls: dict[int, asyncio.Future[dict[str, Any]]] = {}
+
+    async def call(self, request: ModelRequest) -> ModelResponse:
+        number = next(self._ids)
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._calls[number] = answer
+        await write_frame(self.writer, {"call": number, "request": request})
+        reply = await answer
+        if "refused" in reply:
+            raise ModelCallRefused(str(reply["refused"]))
+        return decode_response(reply["response"])
+
+    def answered(self, message: Mapping[str, Any]) -> None:
+        waiting = self._calls.pop(int(message["answer"]), None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(dict(message))
+
+    # -------------------------------------------------------------------------------------- requests
+
+    async def handle(self, message: Mapping[str, Any]) -> Any:
+        op = str(message["op"])
+        if op == "build":
+            return self.build(message)
+        method = self.instances[int(message.get("instance", 0))]
+        if op == "contexts":
+            return self.contexts(method, message["tasks"])
+        if op == "learn":
+            await method.learn([record_from(r) for r in message["records"]])
+            return None
+        if op == "state":
+            return checked_state(method)
+        if op == "load":
+            method.load(message["state"])
+            return None
+        if op == "copy":
+            number = max(self.instances) + 1
+            self.instances[number] = copy.deepcopy(method)
+            return number
+        if op == "drop":
+            self.instances.pop(int(message["instance"]), None)
+            return None
+        raise ValueError(f"unknown request {op!r}")
+
+    def build(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        from methods.spec import resolve_method  # imports the method's code: only now, inside the boundary
+
+        resolved = resolve_method(str(message["spec"]), message.get("options") or {}, "worker", str(message["name"]))
+        spec = resolved.spec
+        setup_data = message["setup"]
+        client = ProxyClient(str(setup_data["model"]), self) if spec.uses_model else None
+        setup = MethodSetup(scenario=str(setup_data["scenario"]), domain=str(setup_data["domain"]), client=client,
+                            public=public_from(setup_data["public"]))
+        self.instances[0] = spec.build(setup)
+        self.labelled = isinstance(self.instances[0], Labelled)
+        return {"labelled": self.labelled, "snapshot": spec.snapshot, "pid": os.getpid(), "boundary": self.boundary}
+
+    def contexts(self, method: Method, tasks: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+        texts, seconds = [], []
+        for task in tasks:
+            view = view_from(task)
+            started = time.perf_counter()
+            if self.labelled and isinstance(method, Labelled) and "labels" in task:
+                split, window = task["labels"]
+                text = method.labelled_context(view, str(split), int(window))
+            else:
+                text = method.context(view)
+            seconds.append(time.perf_counter() - started)
+            if not isinstance(text, str):
+                raise TypeError(f"context returned a {type(text).__name__}, not a str")
+            texts.append(text)
+        return {"contexts": texts, "seconds": seconds}
+
+
+def checked_state(method: Method) -> Any:
+    """`method.state()`, refused with the key path and type where it is not JSON."""
+    value = method.state()
+    problem = json_problem(value)
+    if problem is not None:
+        raise MethodFailure("state", f"state() is not JSON: {problem}", _defined_at(type(method).state))
+    return value
+
+
+def _defined_at(function: object) -> str:
+    try:
+        lines = inspect.getsourcelines(function)  # type: ignore[arg-type]
+        return f"{inspect.getsourcefile(function)}:{lines[1]} in state"  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ""
+
+
+_CALL_OF = {"contexts": "context"}
+
+
+async def _serve(sock: socket.socket, boundary: str) -> None:
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    child = Child(writer, boundary)
+    requests: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    async def read_all() -> None:
+        try:
+            while True:
+                message = await read_frame(reader)
+                if "answer" in message:
+                    child.answered(message)
+                else:
+                    requests.put_nowait(message)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            requests.put_nowait(None)  # the runner went: nothing left to serve
+
+    reading = asyncio.create_task(read_all())
+    while (message := await requests.get()) is not None and message.get("op") != "exit":
+        op = str(message.get("op"))
+        try:
+            reply: dict[str, Any] = {"reply": message.get("id"), "ok": await child.handle(message)}
+        except MethodFailure as failure:
+            reply = {"reply": message.get("id"), "error": failure.to_json()}
+        except Exception as exc:  # the method's: its stream's failure, told, never this process's end
+            reply = {"reply": message.get("id"), "error": describe_exception(_CALL_OF.get(op, op), exc).to_json()}
+        try:
+            await write_frame(writer, reply)
+        except TypeError as exc:  # a reply orjson cannot write (an integer past 64 bits in a state)
+            unwritable = MethodFailure(_CALL_OF.get(op, op), f"its answer is not JSON: {exc}")
+            await write_frame(writer, {"reply": message.get("id"), "error": unwritable.to_json()})
+    reading.cancel()
+    writer.close()
+
+
+def main(sock: socket.socket, scratch: str, reads: Sequence[str]) -> None:
+    """The worker's entry (a multiprocessing target): output to the scratch folder, the boundary, serve."""
+    os.chdir(scratch)
+    os.environ["TMPDIR"] = tempfile.tempdir = scratch  # the only folder it may write
+    log = os.open(os.path.join(scratch, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - the method reads nothing from the runner's terminal
+    asyncio.run(_serve(sock, restrict(scratch, reads)))

@@ -1,0 +1,217 @@
+"""A method instance as the engine drives it, wherever it runs: `contexts`, `learn`, `state`, `load`,
+`copy`, `close`, all awaited, all failing the same way (`MethodFailure`).
+
+`WorkerMethod` is an instance in a worker process (`process`); `InProcessMethod` one in the runner's
+own process (shiftbench's methods, `--methods-in-process` for a debugger). Both refuse a state that is
+not JSON (naming the key path and type) and a call past its time limit (`MethodLimits`; in the
+runner's process the limit is judged when the call returns, since nothing can interrupt it there);
+both let the runner's own failures (`passthrough`: the budget, a provider, the journal) through as
+themselves, so a budget stop in a method's model call is a budget stop, not the method's error.
+Both note the seconds each `context` and each `learn` took (`MethodTimes`, shared by an instance and
+its copies): a context's as the method itself spent it, a learn's from request to reply (its model
+calls included, as the stream waited on them).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from methods.base import Labelled, Method, PublicScenario
+from runner.workers.boundary import PROCESS_ONLY
+from runner.workers.failure import MethodFailure, describe_exception, json_problem
+from runner.workers.process import Worker, start_worker
+from simulators.model_api import ModelClient
+from simulators.protocol import JSON, Task
+from simulators.record import EpisodeRecord
+
+__all__ = ["InProcessMethod", "MethodHandle", "MethodLimits", "MethodTimes", "WorkerMethod", "WorkerPlan",
+           "open_worker_method"]
+
+
+@dataclass
+class MethodTimes:
+    """Seconds per call of one stream's method, in the order they were made."""
+
+    context_s: list[float] = field(default_factory=list)
+    learn_s: list[float] = field(default_factory=list)
+    boundary: str = ""
+    """The boundary the stream's method ran under (`in-process`, `process only`, a Landlock ABI)."""
+
+
+@dataclass(frozen=True)
+class MethodLimits:
+    """Seconds a call may take: `context` per task, `learn` per block (and build, state, load, copy)."""
+
+    context_s: float = 60.0
+    learn_s: float = 900.0
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """How to build a method in a worker: the spec and options it resolves from, the folders it may read."""
+
+    spec: str
+    options: Mapping[str, JSON]
+    name: str
+    reads: tuple[str, ...] = ()
+
+
+class MethodHandle(Protocol):
+    boundary: str
+    """`in-process`, `process only`, or the kernel's boundary the worker runs under."""
+    times: MethodTimes
+
+    async def contexts(self, tasks: Sequence[Task]) -> list[str]: ...
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None: ...
+
+    async def state(self) -> JSON: ...
+
+    async def load(self, state: JSON) -> None: ...
+
+    async def copy(self) -> MethodHandle: ...
+
+    async def close(self) -> None: ...
+
+
+def _over(call: str, seconds: float, limit: float) -> None:
+    if seconds > limit:
+        raise MethodFailure(call, f"took {seconds:.1f} s, past its limit of {limit:g} s")
+
+
+@dataclass
+class InProcessMethod:
+    method: Method
+    limits: MethodLimits
+    passthrough: tuple[type[BaseException], ...] = ()
+    boundary: str = "in-process"
+    times: MethodTimes = field(default_factory=MethodTimes)
+
+    async def contexts(self, tasks: Sequence[Task]) -> list[str]:
+        texts = []
+        for task in tasks:
+            started = time.perf_counter()
+            try:
+                if isinstance(self.method, Labelled):
+                    text = self.method.labelled_context(task.view(), task.split, task.window)
+                else:
+                    text = self.method.context(task.view())
+            except Exception as exc:  # the method's
+                raise describe_exception("context", exc) from None
+            seconds = time.perf_counter() - started
+            self.times.context_s.append(seconds)
+            _over("context", seconds, self.limits.context_s)
+            texts.append(text)
+        return texts
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        started = time.perf_counter()
+        try:
+            await self.method.learn(records)
+        except self.passthrough:
+            raise
+        except Exception as exc:
+            raise describe_exception("learn", exc) from None
+        seconds = time.perf_counter() - started
+        self.times.learn_s.append(seconds)
+        _over("learn", seconds, self.limits.learn_s)
+
+    async def state(self) -> JSON:
+        try:
+            value = self.method.state()
+        except Exception as exc:
+            raise describe_exception("state", exc) from None
+        problem = json_problem(value)
+        if problem is not None:
+            raise MethodFailure("state", f"state() is not JSON: {problem}")
+        return value
+
+    async def load(self, state: JSON) -> None:
+        try:
+            self.method.load(state)
+        except Exception as exc:
+            raise describe_exception("load", exc) from None
+
+    async def copy(self) -> MethodHandle:
+        try:
+            twin = copy.deepcopy(self.method)
+        except Exception as exc:
+            raise describe_exception("copy", exc) from None
+        return InProcessMethod(twin, self.limits, self.passthrough, times=self.times)
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass
+class WorkerMethod:
+    worker: Worker
+    instance: int
+    labelled: bool
+    limits: MethodLimits
+    owns: bool = True
+    """The first instance owns its worker (closing it ends the process); a copy only drops itself."""
+    boundary: str = PROCESS_ONLY
+    times: MethodTimes = field(default_factory=MethodTimes)
+
+    async def contexts(self, tasks: Sequence[Task]) -> list[str]:
+        if not tasks:
+            return []
+        sent = [{**asdict(task.view()), **({"labels": [task.split, task.window]} if self.labelled else {})}
+                for task in tasks]
+        reply = await self.worker.request("context", {"op": "contexts", "instance": self.instance, "tasks": sent},
+                                          self.limits.context_s * len(tasks))
+        for seconds in reply["seconds"]:
+            self.times.context_s.append(float(seconds))
+            _over("context", float(seconds), self.limits.context_s)
+        return [str(text) for text in reply["contexts"]]
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        started = time.perf_counter()
+        await self.worker.request("learn", {"op": "learn", "instance": self.instance, "records": list(records)},
+                                  self.limits.learn_s)
+        self.times.learn_s.append(time.perf_counter() - started)
+
+    async def state(self) -> JSON:
+        value: JSON = await self.worker.request("state", {"op": "state", "instance": self.instance},
+                                                self.limits.learn_s)
+        return value
+
+    async def load(self, state: JSON) -> None:
+        await self.worker.request("load", {"op": "load", "instance": self.instance, "state": state},
+                                  self.limits.learn_s)
+
+    async def copy(self) -> MethodHandle:
+        number = await self.worker.request("copy", {"op": "copy", "instance": self.instance}, self.limits.learn_s)
+        return WorkerMethod(self.worker, int(number), self.labelled, self.limits, owns=False, boundary=self.boundary,
+                            times=self.times)
+
+    async def close(self) -> None:
+        if self.owns:
+            await self.worker.close()
+            return
+        try:
+            await self.worker.request("drop", {"op": "drop", "instance": self.instance}, self.limits.learn_s)
+        except MethodFailure:
+            pass  # its worker is gone already: nothing left to drop
+
+
+async def open_worker_method(plan: WorkerPlan, scenario: str, domain: str, public: PublicScenario,
+                             client: ModelClient | None, limits: MethodLimits,
+                             times: MethodTimes | None = None) -> WorkerMethod:
+    """A fresh instance of `plan`'s method in a worker of its own (a failed build ends the worker)."""
+    worker = await start_worker(plan.reads, client)
+    setup: dict[str, Any] = {"scenario": scenario, "domain": domain, "public": public,
+                             "model": client.name if client is not None else ""}
+    try:
+        built = await worker.request("build", {"op": "build", "spec": plan.spec, "options": dict(plan.options),
+                                               "name": plan.name, "setup": setup}, limits.learn_s)
+    except BaseException:
+        await worker.close()
+        raise
+    return WorkerMethod(worker, 0, bool(built["labelled"]), limits, boundary=str(built.get("boundary", PROCESS_ONLY)),
+                        times=times if times is not None else MethodTimes())

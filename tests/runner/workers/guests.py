@@ -1,0 +1,144 @@
+"""Methods a user might bring, each breaking one promise (or probing one), written to a file so a sweep
+names them as a user does (`./guests.py:NAME`). `BROKEN = True` is the planted bug; a test turns it
+False to play the author's fix before a resume."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import socket
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from methods.base import MethodSetup, MethodSpec
+from simulators.protocol import JSON, TaskView
+from simulators.record import EpisodeRecord
+
+BROKEN = True
+FAIL_AT = 4
+"""The record whose learn fails (the 50th in the issue; 4 here so a pilot reaches it)."""
+
+
+class Counter:
+    """Correct: counts what it learned from."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def context(self, task: TaskView) -> str:
+        return f"seen {self.seen}"
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        self.seen += len(records)
+
+    def state(self) -> JSON:
+        return {"seen": self.seen}
+
+    def load(self, state: JSON) -> None:
+        assert isinstance(state, dict)
+        self.seen = int(state["seen"])
+
+
+class RaisesInLearn(Counter):
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        await super().learn(records)
+        if BROKEN and self.seen >= FAIL_AT:
+            raise ValueError(f"planted at record {self.seen}")
+
+
+class SetState(Counter):
+    def state(self) -> JSON:
+        return {"seen": self.seen, "tags": {"a"} if BROKEN else ["a"]}  # type: ignore[dict-item]
+
+
+class ExitsInLearn(Counter):
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        await super().learn(records)
+        if BROKEN and self.seen >= FAIL_AT:
+            os._exit(3)
+
+
+class SlowContext(Counter):
+    def context(self, task: TaskView) -> str:
+        if BROKEN:
+            time.sleep(2.0)
+        return super().context(task)
+
+
+class FrameSpy(Counter):
+    """Walks the frames above its context looking for what the protocol hides (a task's category)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+        self.pid = os.getpid()
+
+    def context(self, task: TaskView) -> str:
+        for frame in inspect.stack()[1:]:
+            for name, value in frame.frame.f_locals.items():
+                if hasattr(value, "category") and hasattr(value, "window") and name not in self.found:
+                    self.found.append(name)
+        return super().context(task)
+
+    def state(self) -> JSON:
+        return {"seen": self.seen, "found": sorted(self.found), "pid": self.pid}
+
+    def load(self, state: JSON) -> None:
+        assert isinstance(state, dict)
+        self.seen, self.found, self.pid = int(state["seen"]), list(state["found"]), int(state["pid"])
+
+
+class Shared(Counter):
+    """Keeps its notes on the class: every instance in one process shares them."""
+
+    notes: list[str] = []
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        self.notes.extend(r.task.task_id for r in records)
+
+    def state(self) -> JSON:
+        return {"notes": list(self.notes)}
+
+    def load(self, state: JSON) -> None:
+        assert isinstance(state, dict)
+        self.notes[:] = list(state["notes"])
+
+
+class DatasetReader(Counter):
+    """Opens a file the protocol does not hand it (the path is given by the test in the environment)."""
+
+    def context(self, task: TaskView) -> str:
+        secret = os.environ.get("GUEST_SECRET", "")
+        if secret:
+            Path(secret).read_text()
+        return super().context(task)
+
+
+class NetUser(Counter):
+    """Opens a TCP connection of its own (to the port the test names in the environment)."""
+
+    def context(self, task: TaskView) -> str:
+        port = os.environ.get("GUEST_PORT", "")
+        if port:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=5).close()
+        return super().context(task)
+
+
+def _spec(name: str, cls: type[Counter]) -> MethodSpec:
+    def build(setup: MethodSetup) -> Any:
+        return cls()
+
+    return MethodSpec(name, f"guest: {cls.__name__}", uses_model=False, build=build)
+
+
+COUNTER = _spec("counter", Counter)
+RAISES = _spec("raises", RaisesInLearn)
+SET_STATE = _spec("set_state", SetState)
+EXITS = _spec("exits", ExitsInLearn)
+SLOW = _spec("slow", SlowContext)
+SPY = _spec("spy", FrameSpy)
+SHARED = _spec("shared", Shared)
+READER = _spec("reader", DatasetReader)
+NET = _spec("net", NetUser)
