@@ -114,3 +114,27 @@ def test_a_per_replica_part_below_its_bar_pools_to_zero() -> None:
     ms_replica, ms_residual = anova(100 * table)
     assert ms_replica / ms_residual < f_quantile(0.75, 2, 14)
     assert found.per_replica == 0.0 and found.per_task == pytest.approx(ms_residual)
+
+
+def test_power_with_two_replicas_two_tasks_repeats_and_a_setting_without_complete_tasks() -> None:
+    """K = 2 and n = 2 are enough for the split (ANOVA's mean squares again); repeats are averaged first; a
+    setting none of whose tasks every replica finished is skipped, not the end of the list; the SD of Avg
+    H over two settings is sqrt(the sum of their parts) / 2, and one task per setting counts as one."""
+    table = np.array([[1.0, 0.0], [0.5, 1.0]])  # replica 1's task 0: two repeats, 0 and 1
+    outcomes = [outcome(0, 0, 1.0), outcome(0, 1, 0.0), outcome(1, 0, 0.0), outcome(1, 1, 1.0)]
+    outcomes += [replace_repeat(outcome(1, 0, 1.0), 1)]
+    outcomes += [outcome(0, 7, 1.0, scenario="banking_l1")]  # replica 1 never finished it
+    outcomes += [outcome(r, 9, float(r), scenario="retail_l2") for r in (0, 1)]
+    found = {v.setting: v for v in setting_variances(outcomes, "hidden")}
+    assert set(found) == {"retail_l1", "retail_l2"}
+    ms_replica, ms_residual = anova(100 * table)
+    assert found["retail_l1"].per_task == pytest.approx(ms_residual)
+    assert found["retail_l2"].per_task == pytest.approx(5000.0)  # one task: its variance across replicas
+    parts = [found["retail_l1"], found["retail_l2"]]
+    expected = math.sqrt(sum(v.per_replica + v.per_task / 1 for v in parts)) / 2
+    assert predicted_sd(parts, {"retail_l1": 1, "retail_l2": 1}) == pytest.approx(expected)
+
+
+def replace_repeat(found: Outcome, repeat: int) -> Outcome:
+    from dataclasses import replace
+    return replace(found, repeat=repeat)
