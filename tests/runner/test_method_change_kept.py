@@ -32,6 +32,7 @@ def changes_of(journal: Path, run_id: str) -> list[dict[str, str]]:
     return [] if row is None else list(orjson.loads(row[0]))
 
 
+@pytest.mark.heavy  # three killed or refused processes and a finished sweep: 74 s at load 15
 def test_an_accepted_method_change_survives_a_second_resume_and_shows_in_every_report_format(
         built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     own = tmp_path / "notes.py"
