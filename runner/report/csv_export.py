@@ -54,7 +54,7 @@ def _csv_header(scenarios: Sequence[str]) -> list[str]:
             "avg_h_ci_lo", "avg_h_ci_hi", "avg_f_ci_lo", "avg_f_ci_hi",
             *(f"{name}_{part}_ci_{end}" for name in scenarios for part in ("h", "f") for end in ("lo", "hi")),
             "cache_input_tokens", "cached_input_tokens", "cache_hit_rate", "cache_write_tokens", "cache_saved_usd",
-            *NOISE_COLUMNS]
+            *NOISE_COLUMNS, *METHOD_COLUMNS]
 
 
 def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> list[str]:
@@ -78,7 +78,7 @@ def _csv_row(report: Report, stream: StreamReport, scenarios: Sequence[str]) -> 
             str(stream.unfinished_output_tokens), _raw(stream.unfinished_cost_usd), str(stream.estimated_calls),
             _raw(stream.latency_p50_s), _raw(stream.latency_p95_s),
             *_raw_pair(stream.avg_h_ci), *_raw_pair(stream.avg_f_ci), *setting_cis, *_cache_cells(stream.cache),
-            *_noise_cells(stream)]
+            *_noise_cells(stream), *_method_cells(report, stream.method)]
 
 
 NOISE_COLUMNS = ("replicas", "avg_h_replica_sd", "avg_h_replica_min", "avg_h_replica_max", "avg_f_replica_sd",
@@ -93,6 +93,20 @@ def _noise_cells(stream: StreamReport) -> list[str]:
     return [str(n.replicas), _raw(n.avg_h.sd), _raw(n.avg_h.min), _raw(n.avg_h.max), _raw(n.avg_f.sd),
             _raw(n.avg_f.min), _raw(n.avg_f.max), _raw(n.mde_avg_h), _raw(n.mde_avg_f), _raw(n.flip_rate),
             _raw(n.tasks_flipping)]
+
+
+METHOD_COLUMNS = ("method_source_sha256", "method_source_changes")
+"""The source the stream's method ran with last (after any `--accept-method-change`), and how many accepted
+changes led there: a row whose method changed mid-run says so in a sheet too."""
+
+
+def _method_cells(report: Report, method: str) -> list[str]:
+    began = report.provenance.methods.get(method)
+    changes = [c for c in report.provenance.method_changes if c.get("method") == method]
+    if began is None:
+        return ["", ""]
+    source = str(changes[-1]["after"]) if changes else str(began.get("source_sha256", ""))
+    return [source, str(len(changes))]
 
 
 def _cache_cells(cache: CacheFigures) -> list[str]:

@@ -4,7 +4,9 @@ Replica k of A is paired with replica k of B (the same sampling seed; the offlin
 then deviates on the same tasks on both sides), each pair's per-task differences resampled by the
 two-level bootstrap (`replicated`: replicas, then families). Over the replica indices both sides have,
 the per-replica difference of Avg H (A_k - B_k) varies by SD_d; the difference a comparison of this
-many replicas detects at 80% power is MDE = (t_{K-1}(0.975) + t_{K-1}(0.80)) x SD_d / sqrt(K), and the
+many replicas detects at 80% power is MDE = delta x SD_d / sqrt(K), delta the shift a paired t test with
+K - 1 degrees of freedom detects at that power (`t_power`, exact: t_{K-1}(0.975) + t_{K-1}(0.80), often
+used instead, has 73% power at K = 2), and the
 verdict says whether the observed difference is clear of the noise, or how many replicas would tell it.
 """
 
@@ -18,9 +20,10 @@ from dataclasses import dataclass
 from runner.stats.bootstrap import BootstrapSpec, Interval, paired_values
 from runner.stats.noise import POWER
 from runner.stats.outcomes import Outcome, StreamRef, task_values
+from runner.stats.power import fewest
 from runner.stats.repeats import average_scores
 from runner.stats.replicated import Intervals, ReplicaValue, replica_draws
-from runner.stats.stats import t_quantile
+from runner.stats.t_power import shift_for_power
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["MAX_REPLICAS", "ReplicaVerdict", "paired_intervals", "replica_verdict", "replicas_to_detect"]
@@ -41,18 +44,15 @@ class ReplicaVerdict:
 
 
 def _paired_factor(replicas: int, power: float = POWER, level: float = 0.95) -> float:
-    df = replicas - 1
-    return t_quantile(1 - (1 - level) / 2, df) + t_quantile(power, df)
+    return shift_for_power(replicas - 1, power, level)
 
 
 def replicas_to_detect(difference: float, sd: float, power: float = POWER) -> int | None:
     """The fewest replicas per side (paired by index) whose MDE is within `difference`; None past MAX."""
     if sd <= 0:
         return 2
-    for replicas in range(2, MAX_REPLICAS + 1):
-        if _paired_factor(replicas, power) * sd / math.sqrt(replicas) <= abs(difference):
-            return replicas
-    return None
+    return fewest(lambda replicas: _paired_factor(replicas, power) * sd / math.sqrt(replicas) <= abs(difference),
+                  MAX_REPLICAS)
 
 
 def paired_intervals(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b_outcomes: Sequence[Outcome],

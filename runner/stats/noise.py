@@ -4,8 +4,10 @@ Per setting (H and F, and per window for the learning curves' bands) and for Avg
 replica's own score, their standard deviation (n - 1) and range. Per test task: its flip rate, the
 share of pairs of replicas whose rewards differ (repeats averaged first), and the least stable tasks.
 And the minimum detectable difference (MDE) at 80% power of a comparison of two streams of this size
-on the same tasks: (t_{df}(0.975) + t_{df}(0.80)) x sqrt(2 SD^2 / K), df = 2 (K - 1), where SD is the
-between-replica SD of Avg H (or Avg F). One replica measures none of it: `NoiseFloor` needs two.
+on the same tasks: delta x sqrt(2 SD^2 / K), delta the shift in standard errors that a two-sided t test
+with df = 2 (K - 1) detects at 80% power (`t_power`, exact; about t_{df}(0.975) + t_{df}(0.80) when df
+is large), where SD is the between-replica SD of Avg H (or Avg F). One replica measures none of it:
+`NoiseFloor` needs two.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from itertools import combinations
 
 from runner.stats.outcomes import Outcome
 from runner.stats.repeats import average_scores
-from runner.stats.stats import t_quantile
+from runner.stats.stats import chi2_quantile
+from runner.stats.t_power import shift_for_power
 
 __all__ = ["LEAST_STABLE", "NOT_MEASURED", "POWER", "NoiseFloor", "Spread", "TaskFlip", "WindowSpread", "mde",
            "noise_floor", "replica_count"]
@@ -89,9 +92,7 @@ def mde(sd: float | None, replicas: int, power: float = POWER, level: float = LE
     vary by `sd`, detect with probability `power` in a two-sided test at `level`."""
     if sd is None or replicas < 2:
         return None
-    df = 2 * (replicas - 1)
-    factor = t_quantile(1 - (1 - level) / 2, df) + t_quantile(power, df)
-    return factor * math.sqrt(2 * sd * sd / replicas)
+    return shift_for_power(2 * (replicas - 1), power, level) * math.sqrt(2 * sd * sd / replicas)
 
 
 def noise_floor(outcomes: Sequence[Outcome], power: float = POWER) -> NoiseFloor | None:
@@ -118,12 +119,11 @@ def noise_floor(outcomes: Sequence[Outcome], power: float = POWER) -> NoiseFloor
 
 
 def _sd_ratio(replicas: int, quantile: float) -> float:
-    """How far a sample SD of `replicas` values may sit from the true one: sqrt(chi2_q(K-1) / (K-1)),
-    from the Wilson-Hilferty approximation of the chi-square quantile."""
+    """How far a sample SD of `replicas` values may sit from the true one: sqrt(chi2_q(K-1) / (K-1)), the
+    chi-square quantile exact (Wilson-Hilferty's approximation, used before, gave x0.00 for the 2.5% end at
+    K = 2, where the exact is x0.03, and x0.11 at K = 3 for x0.16)."""
     df = replicas - 1
-    z = statistics.NormalDist().inv_cdf(quantile)
-    chi2 = df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
-    return math.sqrt(max(chi2, 0.0) / df)
+    return math.sqrt(chi2_quantile(quantile, df) / df)
 
 
 def _spread(values: list[float | None]) -> Spread:

@@ -1,8 +1,11 @@
 """Power before money: how many replicas (and test tasks) a comparison needs to detect D points.
 
 From a pilot with K >= 2 replicas, per setting, the variance between replicas splits in two:
-- the per-task part s_e^2: each task's variance across replicas (its repeats averaged), averaged over
-  tasks: a replica's setting score carries s_e^2 / n of it with n tasks;
+- the per-task part s_e^2: the (replica x task) residual mean square of the pilot's K x n table (repeats
+  averaged), what is left of a score once its replica's and its task's means are taken out: a replica's
+  setting score carries s_e^2 / n of it with n tasks. (Each task's own variance across replicas,
+  averaged, was used before: it holds the per-replica part too, which made s_a^2 short by s_a^2 / n
+  and the F test below compare the wrong ratio.)
 - the per-replica part s_a^2 = Var(replica scores) - s_e^2 / n: what a whole serving stream shifts
   together, which more tasks do not average away (0 unless the replica scores vary more than the
   per-task part explains, `_per_replica`).
@@ -18,14 +21,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.stats.noise import POWER, mde
 from runner.stats.outcomes import Outcome
 from runner.stats.stats import f_quantile
 
-__all__ = ["MAX_REPLICAS", "SettingVariance", "predicted_sd", "replicas_needed", "setting_variances"]
+__all__ = ["MAX_REPLICAS", "SettingVariance", "fewest", "predicted_sd", "replicas_needed", "setting_variances"]
 
 MAX_REPLICAS = 1000
 POOL_BELOW = 0.75
@@ -39,7 +42,7 @@ class SettingVariance:
     tasks: int
     """Tasks of the category every replica finished in the pilot."""
     per_task: float
-    """s_e^2: a task's variance across replicas, averaged over tasks (score points squared)."""
+    """s_e^2: the (replica x task) residual mean square (score points squared)."""
     per_replica: float
     """s_a^2: the part of the replica scores' variance that more tasks do not average away."""
 
@@ -57,8 +60,8 @@ def setting_variances(outcomes: Sequence[Outcome], category: str) -> list[Settin
                     if len(by) == len(replicas)}
         if not complete or len(replicas) < 2:
             continue
-        per_task = sum(statistics.variance(values) for values in complete.values()) / len(complete)
         means = [sum(values[i] for values in complete.values()) / len(complete) for i in range(len(replicas))]
+        per_task = _residual_mean_square(list(complete.values()), means)
         found.append(SettingVariance(setting, len(complete), per_task,
                                      _per_replica(statistics.variance(means), per_task, len(complete), len(replicas))))
     return found
@@ -71,12 +74,42 @@ def predicted_sd(variances: Sequence[SettingVariance], tasks: Mapping[str, int])
 
 
 def replicas_needed(sd: float, difference: float, power: float = POWER) -> int | None:
-    """The fewest replicas per stream whose MDE is within `difference`; None past MAX_REPLICAS."""
-    for replicas in range(2, MAX_REPLICAS + 1):
+    """The fewest replicas per stream whose MDE is within `difference`; None past MAX_REPLICAS. The MDE
+    falls as replicas grow, so the fewest is found by bisection over 2 .. MAX_REPLICAS."""
+    def enough(replicas: int) -> bool:
         found = mde(sd, replicas, power)
-        if found is not None and found <= difference:
-            return replicas
-    return None
+        return found is not None and found <= difference
+
+    return fewest(enough, MAX_REPLICAS)
+
+
+def fewest(enough: Callable[[int], bool], most: int) -> int | None:
+    """The smallest n in 2 .. most with enough(n), for an `enough` that stays true once it is; None if
+    not even `most` is."""
+    if not enough(most):
+        return None
+    low, high = 1, most  # enough(high) holds; low is below the range
+    while high - low > 1:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _residual_mean_square(tasks: list[list[float]], replica_means: list[float]) -> float:
+    """The two-way (replica x task) residual mean square: sum of (y_kt - mean_k - mean_t + grand)^2 over
+    (K - 1)(n - 1); with one task, each task's variance across replicas (nothing to take out)."""
+    replicas, n = len(replica_means), len(tasks)
+    if n < 2:
+        return statistics.variance(tasks[0])
+    grand = sum(replica_means) / replicas
+    squares = 0.0
+    for values in tasks:
+        task_mean = sum(values) / replicas
+        squares += sum((y - m - task_mean + grand) ** 2 for y, m in zip(values, replica_means, strict=True))
+    return squares / ((replicas - 1) * (n - 1))
 
 
 def _per_replica(between: float, per_task: float, tasks: int, replicas: int) -> float:

@@ -147,6 +147,8 @@ REFUSAL = {"kind": "refuse", "reasons": ["over_limit", "sanctions_hit"]}
     (125.5, {"answer": 125.52}, False),
     (125.5, {"answer": "125.5"}, False),
     (3, {"answer": 3}, True),
+    (3, {"answer": 3.004}, True),  # a float on either side compares as numbers
+    (0.0, {"answer": 0.01}, True),  # within a cent, the cent included
     (1, {"answer": True}, False),
     ("approve", {"answer": "approve"}, True),
     ("approve", {"answer": "Approve"}, False),
@@ -154,3 +156,26 @@ REFUSAL = {"kind": "refuse", "reasons": ["over_limit", "sanctions_hit"]}
 def test_a_finish_is_graded_against_the_answer_as_format_md_says(answer: JSON, finish: Mapping[str, JSON],
                                                                  ok: bool) -> None:
     assert answer_ok(answer, finish) is ok
+
+
+async def test_the_grade_needs_the_answer_too_and_names_what_failed() -> None:
+    """A task whose answer is a refusal: the gold writes with no refusal declared score 0 (answer_ok False
+    in the details), with one score 1; a gold action that fails is reported as gold_errors."""
+    from dataclasses import replace
+
+    scenario = built("banking_l1")
+    task = scenario.test[0]
+    refusing = replace(task, evaluator=replace(task.evaluator, answer=REFUSAL))
+    world = DOMAIN.new_world(scenario.environment, refusing)
+    for name, arguments in gold(refusing):
+        world.call(name, arguments)
+    missed = await DOMAIN.grade(scenario.environment, refusing, world, {}, None)
+    assert missed.reward == 0.0 and missed.details == {"state_match": True, "answer_ok": False}
+    said = await DOMAIN.grade(scenario.environment, refusing, world, {"decision": "refuse", "reason": "over_limit"},
+                              None)
+    assert said.reward == 1.0 and said.details["answer_ok"] is True
+    broken = replace(task, evaluator=replace(task.evaluator, actions=(
+        *task.evaluator.actions, replace(task.evaluator.actions[0], name="approve_case", kwargs={"case_id": "nope"}))))
+    graded = await DOMAIN.grade(scenario.environment, broken, DOMAIN.new_world(scenario.environment, broken), {}, None)
+    (error,) = graded.details["gold_errors"]  # type: ignore[misc]
+    assert str(error).startswith("approve_case: ")
