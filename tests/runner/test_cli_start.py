@@ -66,9 +66,10 @@ def test_runs_and_show_load_the_journal_but_no_method_and_no_numpy(
     run_id = only_run(journal)[0]
     assert top(loaded("runs", "--journal", str(journal))) == {"runner.journal", "aiosqlite"}
     assert top(loaded("show", run_id, "--limit", "1", "--journal", str(journal))) == {"runner.journal", "aiosqlite"}
-    # The report needs numpy (its intervals) but not the methods, the domains or a client.
+    # The report needs numpy (its intervals) and the schedule's record formats of a method's failures and
+    # times (runner.schedule.method_errors, method_time), but not the methods, the domains or a client.
     assert top(loaded("report", run_id, "--journal", str(journal))) == {
-        "runner.journal", "aiosqlite", "numpy", "runner.report", "runner.config.settings"}
+        "runner.journal", "aiosqlite", "numpy", "runner.report", "runner.config.settings", "runner.schedule"}
 
 
 def test_the_names_help_shows_are_the_names_their_owners_hold() -> None:
