@@ -13,3 +13,11 @@ def built_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("suite") / "seed-0"
     build_suite(root, seed=0)
     return root
+
+
+@pytest.fixture(autouse=True)
+def _natural_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output laid out at its natural width (as in a pipe) unless a test sets COLUMNS itself: the report
+    and `runs` fit COLUMNS when it is set (runner.common.tables), and a worker may inherit or be given one
+    by a library, which would change what a test reads line by line."""
+    monkeypatch.delenv("COLUMNS", raising=False)

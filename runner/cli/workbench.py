@@ -22,8 +22,9 @@ __all__ = ["SHOWN_EPISODES", "STATE_LINES", "WORKBENCH_COMMANDS", "WorkbenchComm
 Async = Callable[..., Any]
 SHOWN_EPISODES = 20
 """Episodes `show` prints by default; the closing line says how many more match."""
-STATE_LINES = 60
-"""Lines of each stream's state `state` prints by default (icl_full and rag list every past case)."""
+STATE_LINES = 300
+"""Lines of each stream's state `state` prints by default: an oracle's bulletin (~180 lines) whole, the
+hundreds of past cases icl_full and rag list on a full stream cut."""
 JournalOf = Callable[[argparse.Namespace], Path]
 
 

@@ -32,7 +32,9 @@ def render_summary(report: Report, width: int | None, journal_flag: Sequence[str
     spend = f"spend ${report.cost_usd.total:.4f}" + ("" if report.budget_usd is None
                                                      else f" of cap {usd(report.budget_usd)}")
     tests = sum(s.test_done for s in report.streams)
+    scenarios = ", ".join(dict.fromkeys(name for s in report.streams for name in s.settings))
     lines = [wrap_prose(f"run {report.run_id}: {status}; {tests} test episodes; {spend}", width),
+             wrap_prose(f"scenarios {scenarios or '-'}", width),
              wrap_prose(f"journal {report.journal}", width), "",
              wrap_prose(BOARD_TITLE, width),
              *cut_table(score_table(report), SCORES_ALIGN, width, LEADERBOARD_ROWS,
