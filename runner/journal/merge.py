@@ -34,6 +34,11 @@ _COPIED_BY_STREAM = ("episodes", "episode_audits", "checkpoints")
 _RUN_COLUMNS = ", ".join(RunRow._fields)
 _INSERT_RUN = f"INSERT INTO main.runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * len(RunRow._fields))})"
 _INSERT_META = "INSERT OR REPLACE INTO main.meta (key, value) VALUES (?, ?)"
+_STREAM_META = ("method_time|", "method_error|")
+"""Meta rows kept per stream as PREFIX|RUN|STREAM (runner.schedule.method_time, method_errors): a
+merged stream keeps its method's time and failure under the sweep's run id."""
+_COPY_STREAM_META = ("INSERT OR REPLACE INTO main.meta (key, value) SELECT :prefix || :sweep || '|' || c.stream_id, "
+                     "m.value FROM source.meta m JOIN temp.chosen c ON m.key = :prefix || :shard || '|' || c.stream_id")
 _CHOSEN = "CREATE TEMP TABLE chosen (stream_id TEXT PRIMARY KEY, position INTEGER NOT NULL)"
 _CHOOSE = "INSERT INTO temp.chosen (stream_id, position) VALUES (?, ?)"
 _UNCHOOSE = "DELETE FROM temp.chosen"
@@ -135,6 +140,8 @@ def _copy_source(connection: sqlite3.Connection, source: MergeSource, sweep_run:
         _copy(connection, "response_cache", "unit_id IN (SELECT unit_id FROM source.units WHERE run_id = :shard "
                                             "AND stream_id IN (SELECT stream_id FROM temp.chosen))", names,
               verb="INSERT OR REPLACE")
+        for prefix in _STREAM_META:
+            connection.execute(_COPY_STREAM_META, {**names, "prefix": prefix})
         connection.execute("COMMIT")
     finally:
         if connection.in_transaction:
