@@ -17,7 +17,9 @@ from runner.providers.taxonomy import ProviderError, ProviderTimeout, RateLimite
 from simulators.model_api import ModelResponse
 from tests.runner.providers.support import FakeTime, anthropic_client, fast_retrier, openai_client, request
 
-FAST_STALL = HttpSettings(stall_timeout_s=0.2, max_connections=8)
+# The mock stalls for good after its scripted events, so any bound finds the stall; 1.5 s rather than 0.2 s
+# because at load 12 the mock's first byte once took longer than 0.2 s and the attempt's usage was lost.
+FAST_STALL = HttpSettings(stall_timeout_s=1.5, max_connections=8)
 
 
 async def test_429_retry_after_seconds_is_waited_at_least_that_long() -> None:
