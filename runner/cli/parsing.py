@@ -7,6 +7,7 @@ code 2: `ShiftbenchInputError` raised anywhere below reaches `runner.cli.main`, 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import difflib
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
@@ -107,10 +108,24 @@ def run_async(fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
     """Run a command's coroutine on uvloop where it is installed."""
     import anyio  # the event loop only for a command that runs one, not for `--help`
 
+    async def quiet(*given: Any) -> Any:
+        asyncio.get_running_loop().set_exception_handler(_late_result)
+        return await fn(*given)
+
     try:
-        return anyio.run(fn, *args, backend_options={"use_uvloop": True})
+        return anyio.run(quiet, *args, backend_options={"use_uvloop": True})
     except ImportError:
-        return anyio.run(fn, *args)
+        return anyio.run(quiet, *args)
+
+
+def _late_result(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A thread's answer for a waiter already cancelled (aiosqlite's connection thread calls
+    `call_soon_threadsafe(future.set_result, ...)`; a task cancelled as its group ends, such as the lease
+    keeper mid-renewal, leaves that future cancelled) is dropped: nobody waits for it, and the loop's
+    default handler would print a traceback after the run's report. Everything else goes to the default."""
+    if isinstance(context.get("exception"), asyncio.InvalidStateError) and "set_result" in repr(context.get("handle")):
+        return
+    loop.default_exception_handler(context)
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
