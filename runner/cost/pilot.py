@@ -8,7 +8,7 @@ from runner.config.plan import Stream
 from runner.config.settings import SweepConfig
 from runner.cost.budget import Budget
 from runner.cost.cache_savings import run_price_table
-from runner.cost.estimate import NothingToProject, render_projection, run_projection
+from runner.cost.estimate import NothingToProject, offline_note, render_projection, run_projection
 from runner.journal import Journal
 
 __all__ = ["PILOT_MARGIN", "project_cost", "pilot_projection"]
@@ -67,4 +67,4 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
         line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
     table = render_projection(rows) if rows else "(no priced model to project)"
-    return line + "\n" + table + f"\n(the same table later: shiftbench estimate {run_id})"
+    return line + "\n" + table + offline_note(models, methods) + f"\n(the same table later: shiftbench estimate {run_id})"
