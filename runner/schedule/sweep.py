@@ -28,7 +28,7 @@ from runner.common.money import usd
 from runner.common.version import code_version
 from runner.config.fit import check_oracle_readable, scenarios_present
 from runner.config.method_provenance import check_methods_unchanged, methods_journaled
-from runner.config.plan import RunPart, Stream, plan_streams
+from runner.config.plan import RunPart, Stream, pilot_note, plan_streams
 from runner.config.prices import Price
 from runner.config.run_dataset import check_same_dataset
 from runner.config.settings import SweepConfig, config_from_json, config_hash, stored_config_hash
@@ -123,6 +123,9 @@ async def _checked_plan(config: SweepConfig, models: dict[str, ModelEntry], say:
     probes = await probe_models(models.values(), say)
     dataset = dataset or resolve_dataset(config, say)
     check_oracle_readable(config, dataset)
+    note = pilot_note(config.pilot, [dataset.scenarios[name] for name in config.scenarios])
+    if note is not None:
+        say(note)
     return prices, probes, dataset, plan_sweep(config, dataset)
 
 
