@@ -71,10 +71,13 @@ class GateOutcome:
 
 
 def gate_run(evidence: RunEvidence, streams: Mapping[str, StreamReport], rules: GateFile,
-             projected_usd: float, spec: BootstrapSpec = DEFAULT_SPEC) -> GateOutcome:
-    """`streams`: the run's report streams by `model/method` (cost and latency come from there)."""
+             projected_usd: float, spec: BootstrapSpec = DEFAULT_SPEC,
+             unbilled: frozenset[str] = frozenset()) -> GateOutcome:
+    """`streams`: the run's report streams by `model/method` (cost and latency come from there);
+    `unbilled`: the models whose calls bill nothing (no price, or every rate 0)."""
     results = tuple(evaluate_mde_rule(rule, _mde(rule, evidence, streams)) if rule.metric.startswith("mde.")
-                    else evaluate_rule(rule, _metric(rule, evidence, streams, spec)) for rule in rules.rules)
+                    else evaluate_rule(rule, _metric(rule, evidence, streams, spec, unbilled))
+                    for rule in rules.rules)
     pilot = None
     if rules.pilot is not None:
         base = evidence.stream(rules.pilot.base, "[pilot] base")[1]
@@ -97,14 +100,14 @@ def reductions(base: list[Outcome], treat: list[Outcome], measure: str) -> list[
 
 
 def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport],
-            spec: BootstrapSpec) -> MetricValue:
+            spec: BootstrapSpec, unbilled: frozenset[str] = frozenset()) -> MetricValue:
     where = f"rule {rule.label!r}"
     ref, outcomes = evidence.stream(rule.stream, where)
-    if rule.metric in ("cost_per_task", "latency_p95"):
+    if rule.metric == "cost_per_task":
+        return _cost_per_task(streams[rule.stream], unbilled)
+    if rule.metric == "latency_p95":
         report = streams[rule.stream]
-        value = (report.cost_per_task_usd.total if report.cost_per_task_usd else None) \
-            if rule.metric == "cost_per_task" else report.latency_p95_s
-        return MetricValue(value, None, report.episodes)
+        return MetricValue(report.latency_p95_s, None, report.episodes)
     if rule.metric.startswith("audit."):
         return _audit_metric(rule, streams, where)
     if rule.metric.startswith("diff."):
@@ -118,6 +121,16 @@ def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamRepor
                       paired_intervals(ref, outcomes, base_ref, base, spec))
     # With replicas, the interval is the two-level one the report gives (points and cases are the same).
     return _score(stream_draws(task_values(outcomes), spec), rule.metric, where, stream_intervals(outcomes, spec))
+
+
+def _cost_per_task(report: StreamReport, unbilled: frozenset[str]) -> MetricValue:
+    value = report.cost_per_task_usd.total if report.cost_per_task_usd else None
+    if report.model in unbilled and not value:
+        # $0 by construction, not by measurement: "0 over 212 cases" would PASS any cost bar.
+        return MetricValue(None, None, report.episodes,
+                           missing=f"{report.model} reports no cost (offline, unpriced or priced at $0), so its "
+                                   "cost per task is not measured")
+    return MetricValue(value, None, report.episodes)
 
 
 def _mde(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport]) -> MetricValue:
@@ -170,7 +183,8 @@ def render_gate_text(outcome: GateOutcome) -> str:
         interval = "" if value.interval is None else f" [{value.interval.lo:.4g}, {value.interval.hi:.4g}]"
         more, unit = "", "replicas" if result.rule.metric.startswith("mde.") else "cases"
         if result.verdict is Verdict.INSUFFICIENT_EVIDENCE:
-            more = (f"; about {result.more_cases} more {unit} would settle it" if result.more_cases is not None
+            more = (f"; {value.missing}" if value.missing else
+                    f"; about {result.more_cases} more {unit} would settle it" if result.more_cases is not None
                     else f"; no number of {unit} settles it")
         lines.append(f"{result.verdict.value:<21} {result.rule.label}: {shown}{interval} over {value.cases} "
                      f"{unit}{more}")
@@ -191,7 +205,8 @@ def render_gate_json(outcome: GateOutcome) -> str:
                    "base": result.rule.base or None, result.rule.side: result.rule.bar,
                    "estimate": result.value.estimate,
                    "ci": None if result.value.interval is None else result.value.interval.as_list(),
-                   "cases": result.value.cases, "verdict": result.verdict.value, "more_cases": result.more_cases}
+                   "cases": result.value.cases, "verdict": result.verdict.value, "more_cases": result.more_cases,
+                   "why": result.value.missing or None}
                   for result in outcome.results],
         "pilot": None if outcome.pilot is None else {
             "verdict": outcome.pilot.verdict.value, "median_r": outcome.pilot.median_r, "pairs": outcome.pilot.pairs,
