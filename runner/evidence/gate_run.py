@@ -117,7 +117,7 @@ def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamRepor
         except ValueError:
             raise ShiftbenchInputError(f"{where}: {rule.stream} and {rule.base} did not finish the same test "
                                        "tasks; a paired difference needs both") from None
-        return _score(stream_draws(values, spec), rule.metric.removeprefix("diff."), where,
+        return _score(stream_draws(values, spec, paired=True), rule.metric.removeprefix("diff."), where,
                       paired_intervals(ref, outcomes, base_ref, base, spec))
     # With replicas, the interval is the two-level one the report gives (points and cases are the same).
     return _score(stream_draws(task_values(outcomes), spec), rule.metric, where, stream_intervals(outcomes, spec))
@@ -163,24 +163,43 @@ def _score(draws: StreamDraws, metric: str, where: str, intervals: Intervals | N
     if metric in ("avg_h", "avg_f"):
         category = _CATEGORY[metric[-1]]
         interval = intervals.avg_h_interval() if metric == "avg_h" else intervals.avg_f_interval()
-        return MetricValue(draws.avg_point(category), interval, draws.avg_cases(category))
+        return _sampled(draws.avg_point(category), draws.decided_avg(category), interval, draws.avg_cases(category))
     parts = metric.removeprefix("setting.").split(".")
     if len(parts) != 2 or parts[1] not in _CATEGORY:
         raise ShiftbenchInputError(f"{where}: unknown metric {metric!r}; use avg_h, avg_f, setting.<scenario>.h|f, "
                                    "diff.avg_h, diff.<scenario>.h|f, cost_per_task or latency_p95")
     cell: Cell = (_CATEGORY[parts[1]], None)
-    return MetricValue(draws.point(parts[0], cell), intervals.setting_interval(parts[0], cell),
-                       draws.cases.get(parts[0], {}).get(cell, 0))
+    return _sampled(draws.point(parts[0], cell), draws.decided(parts[0], cell),
+                    intervals.setting_interval(parts[0], cell), draws.cases.get(parts[0], {}).get(cell, 0))
+
+
+def _sampled(point: float | None, decided: Interval | str | None, bootstrap: Interval | None,
+             cases: int) -> MetricValue:
+    """A sampled score is judged by its interval only: without one (too few families, every task agreeing
+    on a value with no exact bound) the point alone is no evidence, so the rule cannot PASS or FAIL on it."""
+    if isinstance(decided, str):
+        return MetricValue(point, None, cases, missing=decided)
+    interval = decided or bootstrap
+    if interval is None and point is not None:
+        return MetricValue(point, None, cases, missing="no interval")
+    return MetricValue(point, interval, cases)
 
 
 # ---------------------------------------------------------------------------- rendering
+
+DIGITS = {"cost_per_task": 4, "latency_p95": 1}
+"""Decimals a metric is shown with: the report's own (USD per task to 4, seconds to 1, score points and
+rates to 1, as `report` and `compare` print them), so one quantity reads the same in every command."""
+
 
 def render_gate_text(outcome: GateOutcome) -> str:
     lines = [f"gate run {outcome.run_id}"]
     for result in outcome.results:
         value = result.value
-        shown = "-" if value.estimate is None else f"{value.estimate:.4g}"
-        interval = "" if value.interval is None else f" [{value.interval.lo:.4g}, {value.interval.hi:.4g}]"
+        digits = DIGITS.get(result.rule.metric, 1)
+        shown = "-" if value.estimate is None else f"{value.estimate:.{digits}f}"
+        interval = ("" if value.interval is None else
+                    f" [{value.interval.lo:.{digits}f}, {value.interval.hi:.{digits}f}]")
         more, unit = "", "replicas" if result.rule.metric.startswith("mde.") else "cases"
         if result.verdict is Verdict.INSUFFICIENT_EVIDENCE:
             more = (f"; {value.missing}" if value.missing else

@@ -121,7 +121,7 @@ class PilotDecision:
 
 
 def evaluate_rule(rule: Rule, value: MetricValue) -> RuleResult:
-    if value.estimate is None:
+    if value.estimate is None or value.missing:
         return RuleResult(rule, value, Verdict.INSUFFICIENT_EVIDENCE, None)
     lo, hi = (value.estimate, value.estimate) if value.interval is None else (value.interval.lo, value.interval.hi)
     clears, misses = (lo >= rule.bar, hi < rule.bar) if rule.side == "min" else (hi <= rule.bar, lo > rule.bar)
