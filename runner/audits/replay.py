@@ -23,6 +23,7 @@ import anyio
 import orjson
 
 from methods.base import context_for
+from runner.common.journal_flag import journal_flag
 from runner.common.version import code_version
 from runner.config.plan import Stream, plan_streams
 from runner.config.run_dataset import dataset_of_run
@@ -134,7 +135,8 @@ async def open_replay(journal_path: Path, run_id: str, kind: str, spec: object, 
 async def _load(journal: Journal, path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:
     row = await journal.read.run(run_id)
     if row is None:
-        raise ShiftbenchInputError(f"{path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
+        raise ShiftbenchInputError(f"{path}: no run '{run_id}'; `shiftbench runs{journal_flag(path)}` lists the runs "
+                                   "there")
     return config_from_json(row.config), dataset_of_run(
         row, "an audit replays the recorded tasks, restore the dataset first")
 

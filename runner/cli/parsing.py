@@ -78,11 +78,15 @@ def within(kind: Callable[[str], Any], field: str) -> Callable[[str], Any]:
     """Parse a flag's number, naming the range it must fall in (`SweepConfig.validate` checks the range)."""
     def parse_number(text: str) -> Any:
         try:
-            return kind(text)
+            value = kind(text)
         except ValueError:
-            from runner.config.settings import allowed_range  # it loads the methods: only for the message
+            value = None
+        # Out of range is refused here too, so `--pilot -1` reads as `--limit -1` does: the flag named.
+        from runner.config.settings import allowed_range, in_range  # it loads the methods: only when given
 
-            raise argparse.ArgumentTypeError(f"expected {allowed_range(field)}, got {text!r}") from None
+        if value is None or not in_range(field, value):
+            raise argparse.ArgumentTypeError(f"expected {allowed_range(field)}, got {text!r}")
+        return value
     return parse_number
 
 

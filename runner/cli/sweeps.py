@@ -108,8 +108,8 @@ def add_result_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--dataset", help="a dataset directory (default: the built-in suite)")
     run.add_argument("--seed", type=int, help="seed of the built-in suite (default 0)")
     run.add_argument("--block-size", type=int, help="serving episodes per learning step (default 1; 12 = reference)")
-    run.add_argument("--pilot", type=int, help="only the first N serving and N test tasks of each window, "
-                                               "then the projected cost of the full sweep")
+    run.add_argument("--pilot", type=within(int, "pilot"), help="only the first N serving and N test tasks of each "
+                     "window, then the projected cost of the full sweep (0: no pilot)")
     run.add_argument("--repeats", type=int, help="run each test task K times: spread between repeats and pass^k")
     run.add_argument("--replicas", type=int, metavar="K",
                      help="K independent streams of every model, method and scenario (own serving stream, method "

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.cli.parsing import add_limit, limit_of
+from runner.common.journal_flag import journal_flag
 from runner.common.optional import load_extra
 
 __all__ = ["SHOWN_EPISODES", "STATE_LINES", "WORKBENCH_COMMANDS", "WorkbenchCommand", "add_runs_rm",
@@ -105,7 +106,7 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
     if args.json:
         print(transcripts_json(transcripts))
     else:
-        print_transcripts(transcripts, total - len(transcripts), empty=nothing_matches(where),
+        print_transcripts(transcripts, total - len(transcripts), empty=nothing_matches(where, journal_flag(journal)),
                           given=_given_flags(args), full=args.full)
     return 0
 

@@ -7,6 +7,7 @@
 - `version`: the code's version (git commit, or the installed source's hash); `machine`: the machine.
 - `liveness`: whether a run's process is still alive; `optional`: the optional extras (html, inspect).
 - `home`: where shiftbench writes by default (`.shiftbench/`, its journal).
+- `journal_flag`: the `--journal` a hint naming a command must carry for a journal not the default.
 
 Arrows: none. Every package may import common, and it imports no other package of the runner.
 """

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from simulators.protocol import Scenario, Task
 
-__all__ = ["RunPart", "Stream", "Unit", "plan_streams", "replica_label", "serving_blocks", "window_tasks"]
+__all__ = ["RunPart", "Stream", "Unit", "pilot_note", "plan_streams", "replica_label", "serving_blocks", "window_tasks"]
 
 
 def replica_label(replica: int) -> str:
@@ -102,6 +102,17 @@ def _pilot(tasks: Sequence[Task], per_window: int) -> tuple[Task, ...]:
             counts[task.window] = counts.get(task.window, 0) + 1
             kept.append(task)
     return tuple(kept)
+
+
+def pilot_note(pilot: int, scenarios: Sequence[Scenario]) -> str | None:
+    """What to say of a `--pilot N` that cuts nothing: at or above every window's size it is the full
+    sweep, which a user who asked for a pilot should know before it spends (issue 30: `--pilot 100000`)."""
+    sizes = [len(window_tasks(tasks, window)) for s in scenarios for tasks in (s.serving, s.test)
+             for window in {t.window for t in tasks}]
+    if pilot <= 0 or not sizes or pilot < max(sizes):
+        return None
+    return (f"--pilot {pilot}: no window has more than {max(sizes)} tasks, so this pilot cuts nothing: it is the "
+            "full sweep")
 
 
 def plan_streams(models: Sequence[str], methods: Sequence[str], scenarios: Sequence[Scenario],

@@ -199,6 +199,12 @@ _NUMBER_RANGES: dict[str, tuple[float, float, str]] = {
 """Fields that take any number in a range (temperature may also be unset): name -> (low, high, unit)."""
 
 
+def in_range(name: str, value: float) -> bool:
+    """Whether `value` is within the field's range (the flags refuse the rest as they parse)."""
+    low, high = _INT_RANGES[name] if name in _INT_RANGES else _NUMBER_RANGES[name][:2]
+    return low <= value <= high
+
+
 def allowed_range(name: str) -> str:
     """What a field accepts, in the words its error uses (for the flags' own messages)."""
     if name in _INT_RANGES:

@@ -6,8 +6,9 @@ projection (`runner.cost.projection`), so the same journal gives the same number
 run's dataset without its pilot cut, priced from the run's table (`runner/prices.toml` with the run's
 overrides). A model the run did not call is re-priced from the run's first model with episodes of the
 method, and the row says so; a model with no price, or a method the run has no episode of, is refused,
-and so is a run whose calls carry no tokens (the offline scripted model's): its projection would be a
-$0.00 that looks measured, so the message points to a pilot on the target model instead.
+and so is a paid model projected from calls that carry no tokens (the offline scripted model's): its
+projection would be a $0.00 that looks measured, so the message points to a pilot on the target model
+instead. An offline target (every `scripted:*` costs $0) is projected at its price, and said to be offline.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from runner.config.plan import Stream, plan_streams
 from runner.config.prices import PriceTable
 from runner.config.settings import config_from_json
 from runner.cost.cache_savings import run_price_table
+from runner.cost.pricing import is_offline_model
 from runner.cost.projection import BOOTSTRAP_DRAWS, Cell, Measured, ProjectedRow, measured, project
 from runner.journal import Reader, RunRow, read_only
 from simulators.dataset import load_dataset, scenario_names
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["NothingToProject", "estimate_command", "full_counts", "projection_rows", "render_projection",
-           "run_projection"]
+__all__ = ["NothingToProject", "estimate_command", "full_counts", "offline_note", "projection_rows",
+           "render_projection", "run_projection"]
 
 StreamKey = tuple[str, str]
 
@@ -85,7 +87,8 @@ def projection_rows(measures: Mapping[StreamKey, Measured], models: Sequence[str
                                        "project from; name a method it ran")
         for model in models:
             source = model if (model, method) in measures and measures[(model, method)].episodes else sources[0]
-            if not _tokens(measures[(source, method)]):
+            # An offline target costs $0 whatever its tokens; only a paid one needs tokens to project from.
+            if not _tokens(measures[(source, method)]) and not is_offline_model(model):
                 silent.append((source, method))
             rows.append(project(measures[(source, method)], model, method, source, counts.get(method, {}), prices))
     if silent:
@@ -155,7 +158,16 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
     if as_json:
         return projection_json(rows)
     return (f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent.\n"
-            + render_projection(rows))
+            + render_projection(rows) + offline_note(models, methods))
+
+
+def offline_note(models: Sequence[str], methods: Sequence[str]) -> str:
+    """Said when every model projected is an offline scripted one: its $0.00 is the price, not a measure."""
+    if not all(is_offline_model(model) for model in models):
+        return ""
+    return ("\nOffline: the scripted models cost nothing at any size, so $0.00 is their price, not a measurement; "
+            "for what a paid model would cost, run a pilot on it, e.g. `shiftbench run --models MODEL --methods "
+            f"{','.join(methods)} --pilot 3 --budget 5`")
 
 
 async def _run(reader: Reader, journal: Path, run_id: str | None) -> RunRow:

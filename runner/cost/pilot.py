@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from runner.common.journal_flag import journal_flag
 from runner.config.plan import Stream
 from runner.config.settings import SweepConfig
 from runner.cost.budget import Budget
 from runner.cost.cache_savings import run_price_table
-from runner.cost.estimate import NothingToProject, render_projection, run_projection
+from runner.cost.estimate import NothingToProject, offline_note, render_projection, run_projection
 from runner.journal import Journal
 
 __all__ = ["PILOT_MARGIN", "project_cost", "pilot_projection"]
@@ -41,7 +42,8 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
     if finished.tasks == 0:
         # What to do depends on why: only a budget stop is cured by a higher cap (the report says why).
         advice = ("resume with a higher --budget" if status == "budget_exhausted" else
-                  f"once what stopped it is fixed, `shiftbench resume {run_id}` runs the pilot on")
+                  f"once what stopped it is fixed, `shiftbench resume {run_id}{journal_flag(journal.path)}` runs "
+                  "the pilot on")
         return (f"Pilot: no task finished (${spent:.4f} spent), so there is nothing to project the full sweep "
                 f"of {full} tasks from; {advice}")
     run = await journal.read.run(run_id)
@@ -67,4 +69,5 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
         line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
     table = render_projection(rows) if rows else "(no priced model to project)"
-    return line + "\n" + table + f"\n(the same table later: shiftbench estimate {run_id})"
+    later = f"\n(the same table later: shiftbench estimate {run_id}{journal_flag(journal.path)})"
+    return line + "\n" + table + offline_note(models, methods) + later

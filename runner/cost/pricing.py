@@ -14,10 +14,9 @@ others are 5-minute writes (`cache_write`, 1.25 x input).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from importlib import resources
-from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -25,7 +24,8 @@ import orjson
 from runner.config.prices import Price, PriceTable, parse_model_prices, parse_price_text
 from simulators.model_api import ModelRequest, Usage
 
-__all__ = ["FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "cost_usd", "default_prices", "price_of",
+__all__ = ["FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "OFFLINE_PRICE", "cost_usd", "default_prices",
+           "is_offline_model", "price_of",
            "prompt_token_bound", "saved_usd", "uncached_usd", "unpriced", "with_overrides", "worst_case_usd"]
 
 _PER_MILLION = 1_000_000
@@ -109,18 +109,50 @@ def worst_case_usd(request: ModelRequest, price: Price | None, attempts: int = 1
 
 # --- the table --------------------------------------------------------------------------------------
 
+OFFLINE_PRICE = Price(input=0.0, cached_input=0.0, cache_write=0.0, output=0.0)
+"""What an offline scripted model costs: nothing, whatever its variant or parameter."""
+
+
+def is_offline_model(model: str) -> bool:
+    """`scripted` and every `scripted:<variant>[=P]`: models that run in this process and bill nothing."""
+    return model == "scripted" or model.startswith("scripted:")
+
+
+class _Table(Mapping[str, Price]):
+    """A read-only price table that also prices every offline scripted model at $0. The variants are
+    open-ended (`scripted:noisy=0.3`), so no list of entries could name them all; without this, a pilot
+    of one called it unpriced and `estimate` refused it. An explicit entry still wins."""
+
+    def __init__(self, prices: Mapping[str, Price]) -> None:
+        self._prices = dict(prices)
+
+    def __getitem__(self, model: str) -> Price:
+        found = self._prices.get(model)
+        if found is not None:
+            return found
+        if is_offline_model(model):
+            return OFFLINE_PRICE
+        raise KeyError(model)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._prices)
+
+    def __len__(self) -> int:
+        return len(self._prices)
+
+
 @functools.cache
 def default_prices() -> PriceTable:
     """The table shipped with the package, read once and shared read-only."""
     resource = resources.files("runner").joinpath("prices.toml")
-    return MappingProxyType(parse_price_text(resource.read_text(encoding="utf-8"), str(resource)))
+    return _Table(parse_price_text(resource.read_text(encoding="utf-8"), str(resource)))
 
 
-def with_overrides(overrides: Mapping[str, Any], source: str, table: PriceTable | None = None) -> dict[str, Price]:
+def with_overrides(overrides: Mapping[str, Any], source: str, table: PriceTable | None = None) -> PriceTable:
     """`table` (the defaults when None) with a sweep file's `prices` table merged over it. Each model
     given replaces its default entry whole, so all four fields are required there too."""
     base = default_prices() if table is None else table
-    return {**base, **parse_model_prices(overrides, source)}
+    return _Table({**base, **parse_model_prices(overrides, source)})
 
 
 def price_of(model: str, table: PriceTable | None = None) -> Price | None:

@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 
 from runner.report import scenario_sort_key
-from runner.report.model import ONE_FAMILY, ONE_FAMILY_EACH
 from runner.stats.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
 from runner.stats.compare_replicas import ReplicaVerdict, paired_intervals, replica_verdict
 from runner.stats.outcomes import MEASURES, MICRO, Outcome, StreamRef, TaskKey, by_task, task_values
@@ -42,8 +41,9 @@ class PairedFigure:
     ties: int
     losses: int
     sign_test_p: float
-    no_ci: str = field(default=ONE_FAMILY, compare=False)
-    """What stands for the interval when there is none: it rests on one task family (per setting)."""
+    no_ci: str = field(default="no interval", compare=False)
+    """What stands for the interval when there is none: too few families ("2 tasks: too few for an
+    interval", "no interval (1 family)"), or every task agreeing on a value with no exact bound."""
 
     @property
     def ci_text(self) -> str:
@@ -98,32 +98,36 @@ def compare_streams(a: StreamRef, a_outcomes: Sequence[Outcome], b: StreamRef, b
     _check_same_tasks(a, a_tasks, b, b_tasks)
     a_values, b_values = task_values(a_outcomes), task_values(b_outcomes)
     # With replicas on both sides: pairs by replica index too, resampling replicas, then families.
-    draws = (paired_intervals(a, a_outcomes, b, b_outcomes, spec)
-             or stream_draws(paired_values(a_values, b_values), spec))
+    one_level = stream_draws(paired_values(a_values, b_values), spec, paired=True)
+    draws = paired_intervals(a, a_outcomes, b, b_outcomes, spec) or one_level
     pairs = {(t.setting, t.task_id): t.value for t in a_values}
     against = {(t.setting, t.task_id): t.value for t in b_values}
     categories = {(t.setting, t.task_id): t.category for t in a_values}
 
     def figure(keys: list[TaskKey], diff: float | None, ci: Interval | None,
-               no_ci: str = ONE_FAMILY) -> PairedFigure | None:
+               decided: Interval | str | None) -> PairedFigure | None:
+        """`decided`: a note or an exact interval standing for the bootstrap's (`StreamDraws.decided`)."""
         if diff is None or not keys:
             return None
         wins, ties, losses = win_tie_loss([(pairs[k], against[k]) for k in keys])
-        return PairedFigure(diff, ci, wins, ties, losses, sign_test_p(wins, losses), no_ci)
+        if isinstance(decided, str):
+            return PairedFigure(diff, None, wins, ties, losses, sign_test_p(wins, losses), decided)
+        return PairedFigure(diff, decided or ci, wins, ties, losses, sign_test_p(wins, losses))
 
     settings: dict[str, dict[str, PairedFigure]] = {}
     for scenario in sorted({k[0] for k in pairs}, key=scenario_sort_key):
         for label, category in (("h", "hidden"), ("f", "fully_specified")):
             keys = [k for k in pairs if k[0] == scenario and categories[k] == category]
             found = figure(keys, _mean_difference(pairs, against, keys),
-                           draws.setting_interval(scenario, (category, None)))
+                           draws.setting_interval(scenario, (category, None)),
+                           one_level.decided(scenario, (category, None)))
             if found is not None:
                 settings.setdefault(scenario, {})[label] = found
     hidden = [k for k in pairs if categories[k] == "hidden"]
     specified = [k for k in pairs if categories[k] == "fully_specified" and k[0].split("_")[0] in SPECIFIED_DOMAINS]
-    avg_h = figure(hidden, _mean_of(settings, "h"), draws.avg_h_interval(), ONE_FAMILY_EACH)
+    avg_h = figure(hidden, _mean_of(settings, "h"), draws.avg_h_interval(), one_level.decided_avg("hidden"))
     avg_f = figure(specified, _mean_of({s: v for s, v in settings.items() if s.split("_")[0] in SPECIFIED_DOMAINS},
-                                       "f"), draws.avg_f_interval(), ONE_FAMILY_EACH)
+                                       "f"), draws.avg_f_interval(), one_level.decided_avg("fully_specified"))
     verdict = replica_verdict(a_outcomes, b_outcomes, None if avg_h is None else avg_h.diff,
                               None if avg_h is None else avg_h.ci)
     return Comparison(a=a, b=b, pairs=len(pairs), avg_h=avg_h, avg_f=avg_f, settings=settings,

@@ -71,10 +71,13 @@ class GateOutcome:
 
 
 def gate_run(evidence: RunEvidence, streams: Mapping[str, StreamReport], rules: GateFile,
-             projected_usd: float, spec: BootstrapSpec = DEFAULT_SPEC) -> GateOutcome:
-    """`streams`: the run's report streams by `model/method` (cost and latency come from there)."""
+             projected_usd: float, spec: BootstrapSpec = DEFAULT_SPEC,
+             unbilled: frozenset[str] = frozenset()) -> GateOutcome:
+    """`streams`: the run's report streams by `model/method` (cost and latency come from there);
+    `unbilled`: the models whose calls bill nothing (no price, or every rate 0)."""
     results = tuple(evaluate_mde_rule(rule, _mde(rule, evidence, streams)) if rule.metric.startswith("mde.")
-                    else evaluate_rule(rule, _metric(rule, evidence, streams, spec)) for rule in rules.rules)
+                    else evaluate_rule(rule, _metric(rule, evidence, streams, spec, unbilled))
+                    for rule in rules.rules)
     pilot = None
     if rules.pilot is not None:
         base = evidence.stream(rules.pilot.base, "[pilot] base")[1]
@@ -97,14 +100,14 @@ def reductions(base: list[Outcome], treat: list[Outcome], measure: str) -> list[
 
 
 def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport],
-            spec: BootstrapSpec) -> MetricValue:
+            spec: BootstrapSpec, unbilled: frozenset[str] = frozenset()) -> MetricValue:
     where = f"rule {rule.label!r}"
     ref, outcomes = evidence.stream(rule.stream, where)
-    if rule.metric in ("cost_per_task", "latency_p95"):
+    if rule.metric == "cost_per_task":
+        return _cost_per_task(streams[rule.stream], unbilled)
+    if rule.metric == "latency_p95":
         report = streams[rule.stream]
-        value = (report.cost_per_task_usd.total if report.cost_per_task_usd else None) \
-            if rule.metric == "cost_per_task" else report.latency_p95_s
-        return MetricValue(value, None, report.episodes)
+        return MetricValue(report.latency_p95_s, None, report.episodes)
     if rule.metric.startswith("audit."):
         return _audit_metric(rule, streams, where)
     if rule.metric.startswith("diff."):
@@ -114,10 +117,20 @@ def _metric(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamRepor
         except ValueError:
             raise ShiftbenchInputError(f"{where}: {rule.stream} and {rule.base} did not finish the same test "
                                        "tasks; a paired difference needs both") from None
-        return _score(stream_draws(values, spec), rule.metric.removeprefix("diff."), where,
+        return _score(stream_draws(values, spec, paired=True), rule.metric.removeprefix("diff."), where,
                       paired_intervals(ref, outcomes, base_ref, base, spec))
     # With replicas, the interval is the two-level one the report gives (points and cases are the same).
     return _score(stream_draws(task_values(outcomes), spec), rule.metric, where, stream_intervals(outcomes, spec))
+
+
+def _cost_per_task(report: StreamReport, unbilled: frozenset[str]) -> MetricValue:
+    value = report.cost_per_task_usd.total if report.cost_per_task_usd else None
+    if report.model in unbilled and not value:
+        # $0 by construction, not by measurement: "0 over 212 cases" would PASS any cost bar.
+        return MetricValue(None, None, report.episodes,
+                           missing=f"{report.model} reports no cost (offline, unpriced or priced at $0), so its "
+                                   "cost per task is not measured")
+    return MetricValue(value, None, report.episodes)
 
 
 def _mde(rule: Rule, evidence: RunEvidence, streams: Mapping[str, StreamReport]) -> MetricValue:
@@ -150,27 +163,47 @@ def _score(draws: StreamDraws, metric: str, where: str, intervals: Intervals | N
     if metric in ("avg_h", "avg_f"):
         category = _CATEGORY[metric[-1]]
         interval = intervals.avg_h_interval() if metric == "avg_h" else intervals.avg_f_interval()
-        return MetricValue(draws.avg_point(category), interval, draws.avg_cases(category))
+        return _sampled(draws.avg_point(category), draws.decided_avg(category), interval, draws.avg_cases(category))
     parts = metric.removeprefix("setting.").split(".")
     if len(parts) != 2 or parts[1] not in _CATEGORY:
         raise ShiftbenchInputError(f"{where}: unknown metric {metric!r}; use avg_h, avg_f, setting.<scenario>.h|f, "
                                    "diff.avg_h, diff.<scenario>.h|f, cost_per_task or latency_p95")
     cell: Cell = (_CATEGORY[parts[1]], None)
-    return MetricValue(draws.point(parts[0], cell), intervals.setting_interval(parts[0], cell),
-                       draws.cases.get(parts[0], {}).get(cell, 0))
+    return _sampled(draws.point(parts[0], cell), draws.decided(parts[0], cell),
+                    intervals.setting_interval(parts[0], cell), draws.cases.get(parts[0], {}).get(cell, 0))
+
+
+def _sampled(point: float | None, decided: Interval | str | None, bootstrap: Interval | None,
+             cases: int) -> MetricValue:
+    """A sampled score is judged by its interval only: without one (too few families, every task agreeing
+    on a value with no exact bound) the point alone is no evidence, so the rule cannot PASS or FAIL on it."""
+    if isinstance(decided, str):
+        return MetricValue(point, None, cases, missing=decided)
+    interval = decided or bootstrap
+    if interval is None and point is not None:
+        return MetricValue(point, None, cases, missing="no interval")
+    return MetricValue(point, interval, cases)
 
 
 # ---------------------------------------------------------------------------- rendering
+
+DIGITS = {"cost_per_task": 4, "latency_p95": 1}
+"""Decimals a metric is shown with: the report's own (USD per task to 4, seconds to 1, score points and
+rates to 1, as `report` and `compare` print them), so one quantity reads the same in every command."""
+
 
 def render_gate_text(outcome: GateOutcome) -> str:
     lines = [f"gate run {outcome.run_id}"]
     for result in outcome.results:
         value = result.value
-        shown = "-" if value.estimate is None else f"{value.estimate:.4g}"
-        interval = "" if value.interval is None else f" [{value.interval.lo:.4g}, {value.interval.hi:.4g}]"
+        digits = DIGITS.get(result.rule.metric, 1)
+        shown = "-" if value.estimate is None else f"{value.estimate:.{digits}f}"
+        interval = ("" if value.interval is None else
+                    f" [{value.interval.lo:.{digits}f}, {value.interval.hi:.{digits}f}]")
         more, unit = "", "replicas" if result.rule.metric.startswith("mde.") else "cases"
         if result.verdict is Verdict.INSUFFICIENT_EVIDENCE:
-            more = (f"; about {result.more_cases} more {unit} would settle it" if result.more_cases is not None
+            more = (f"; {value.missing}" if value.missing else
+                    f"; about {result.more_cases} more {unit} would settle it" if result.more_cases is not None
                     else f"; no number of {unit} settles it")
         lines.append(f"{result.verdict.value:<21} {result.rule.label}: {shown}{interval} over {value.cases} "
                      f"{unit}{more}")
@@ -191,7 +224,8 @@ def render_gate_json(outcome: GateOutcome) -> str:
                    "base": result.rule.base or None, result.rule.side: result.rule.bar,
                    "estimate": result.value.estimate,
                    "ci": None if result.value.interval is None else result.value.interval.as_list(),
-                   "cases": result.value.cases, "verdict": result.verdict.value, "more_cases": result.more_cases}
+                   "cases": result.value.cases, "verdict": result.verdict.value, "more_cases": result.more_cases,
+                   "why": result.value.missing or None}
                   for result in outcome.results],
         "pilot": None if outcome.pilot is None else {
             "verdict": outcome.pilot.verdict.value, "median_r": outcome.pilot.median_r, "pairs": outcome.pilot.pairs,

@@ -7,7 +7,9 @@ verdict comes from the metric's interval, never from the point estimate alone:
 - INSUFFICIENT_EVIDENCE in between, with how many more cases would settle it: an interval's half-width
   shrinks as 1/sqrt(n), so n * (half-width / distance to the bar)^2 cases would put the bar outside it.
 A metric measured rather than sampled (p95 latency, cost per task) has no interval and is judged on
-its value. The overall verdict is the worst one: any FAIL fails, else any INSUFFICIENT_EVIDENCE.
+its value; cost per task of a model that bills nothing (offline, unpriced or priced at $0) is no
+measurement, so a cost rule on it is INSUFFICIENT_EVIDENCE, saying why. The overall verdict is the
+worst one: any FAIL fails, else any INSUFFICIENT_EVIDENCE.
 
 The pilot rule: escalate from a pilot to the full sweep only if the median relative reduction r of the
 chosen measure is at least `min_median_r`, there are at least `min_pairs` usable pairs, and the projected
@@ -93,6 +95,8 @@ class MetricValue:
     """None for a measured (not sampled) metric: judged on its estimate."""
     cases: int
     """Cases behind the estimate: tasks, or pairs for a difference."""
+    missing: str = ""
+    """Why there is no estimate when that is not for want of cases (a model that reports no cost)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,7 @@ class PilotDecision:
 
 
 def evaluate_rule(rule: Rule, value: MetricValue) -> RuleResult:
-    if value.estimate is None:
+    if value.estimate is None or value.missing:
         return RuleResult(rule, value, Verdict.INSUFFICIENT_EVIDENCE, None)
     lo, hi = (value.estimate, value.estimate) if value.interval is None else (value.interval.lo, value.interval.hi)
     clears, misses = (lo >= rule.bar, hi < rule.bar) if rule.side == "min" else (hi <= rule.bar, lo > rule.bar)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from runner.config.plan import plan_streams
+from runner.config.prices import PRICE_FIELDS
 from runner.config.run_dataset import dataset_of_run
 from runner.config.settings import config_from_json
 from runner.cost.pilot import full_task_count, project_cost
@@ -122,7 +124,15 @@ async def gate_outcome(journal: Path, run_id: str, rules_path: Path) -> GateOutc
         async with read_only(journal) as reader:
             row = await _run_row(reader, journal, run_id)
         projected = _projected_full_cost(row, report.cost_usd.total, sum(s.episodes for s in report.streams))
-    return gate_run(evidence, streams, rules, projected)
+    return gate_run(evidence, streams, rules, projected, unbilled=_unbilled(report.provenance.models))
+
+
+def _unbilled(models: dict[str, Any]) -> frozenset[str]:
+    """The models whose calls bill nothing: no price (`--allow-unpriced`) or every rate 0 (offline)."""
+    def free(entry: Any) -> bool:
+        price = entry.get("price_per_million_tokens") if isinstance(entry, dict) else None
+        return not isinstance(price, dict) or not any(price.get(rate) for rate in PRICE_FIELDS)
+    return frozenset(name for name, entry in models.items() if free(entry))
 
 
 def _projected_full_cost(row: RunRow, spent: float, episodes: int) -> float:

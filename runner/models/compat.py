@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from runner.models.compat_sizes import CONTEXT_PROBE_TOKENS
 from runner.models.endpoints import sends_prompt_cache_key
@@ -287,7 +288,23 @@ def sweep_settings(name: str, kind: str, model: str, base_url: str, found: Compa
                   f'tool_choice = "{found.tool_choice}"' + " " * (10 - len(found.tool_choice))
                   + "# tool calls come only when asked for explicitly"]
     warnings = _warnings(found)
-    return "\n".join(lines + ([""] + warnings if warnings else []))
+    return "\n".join(lines + [""] + _price(name, base_url) + ([""] + warnings if warnings else []))
+
+
+_THIS_MACHINE = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+
+def _price(name: str, base_url: str) -> list[str]:
+    """What the run needs about price: a server on this machine bills nothing, so it is priced at $0
+    (without a price the printed table was refused: "no price known for smol"); elsewhere the price is
+    the user's to give."""
+    header = f'[prices."{_key(name)}"]'
+    host = urlsplit(base_url).hostname or ""
+    if host in _THIS_MACHINE or host.startswith("127."):
+        return [header + " " * max(1, 31 - len(header)) + "# a server on this machine bills nothing",
+                "input = 0", "cached_input = 0", "cache_write = 0", "output = 0"]
+    return [f"# {header} with its input, cached_input, cache_write and output USD per million tokens (a",
+            "# run refuses an unpriced model: its budget cannot cap it), or run with --allow-unpriced"]
 
 
 def _warnings(found: Compatibility) -> list[str]:

@@ -40,8 +40,6 @@ from runner.journal.meta_keys import machine_meta_key, served_model_from_key, se
 from runner.journal.sweep_record import SweepRecord, sweep_meta_key
 from runner.report.method_streams import method_streams
 from runner.report.model import (
-    ONE_FAMILY,
-    ONE_FAMILY_EACH,
     SPECIFIED_DOMAINS,
     Costs,
     Pair,
@@ -221,15 +219,10 @@ def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamRepor
     draws = stream_intervals(outcomes, DEFAULT_SPEC, families)
 
     def ci(setting: str, category: str, window: int | None = None) -> Pair:
-        found = draws.setting_interval(setting, (category, window))
-        if found is None:
-            return ONE_FAMILY if families.families_of(setting, (category, window)) == 1 else None
-        return found.as_list()
+        return _pair(families.decided(setting, (category, window)), draws.setting_interval(setting, (category, window)))
 
     def avg_ci(found: Interval | None, category: str) -> Pair:
-        if found is None:
-            return ONE_FAMILY_EACH if families.one_family_each(category) else None
-        return found.as_list()
+        return _pair(families.decided_avg(category), found)
 
     settings = {name: replace(setting, hidden_ci=ci(name, "hidden"), fully_specified_ci=ci(name, "fully_specified"),
                               windows=[replace(w, hidden_ci=ci(name, "hidden", w.window),
@@ -242,6 +235,14 @@ def _with_evidence(stream: StreamReport, outcomes: list[Outcome]) -> StreamRepor
                    avg_f_ci=avg_ci(avg_f, "fully_specified"), repeats=repeat_summary(outcomes),
                    slices=slices(outcomes), stream_replicas=replica_count(outcomes), noise=noise,
                    noise_note="" if noise is not None else NOT_MEASURED)
+
+
+def _pair(decided: Interval | str | None, bootstrap: Interval | None) -> Pair:
+    """Too few families or every task agreeing decide the interval (`StreamDraws.decided`); else the bootstrap's."""
+    if isinstance(decided, str):
+        return decided
+    found = decided or bootstrap
+    return None if found is None else found.as_list()
 
 
 def _usage(rows: _Rows) -> tuple[dict[StreamKey, _Usage], dict[str, float]]:

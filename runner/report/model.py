@@ -15,6 +15,7 @@ from runner.audits.rates import StreamAudits
 from runner.cost.cache_savings import CacheFigures
 from runner.journal.call_tallies import ReplicaUse, RetryCounts
 from runner.journal.sweep_record import SweepRecord
+from runner.stats.exact import ONE_FAMILY, ONE_FAMILY_EACH
 from runner.stats.noise import NoiseFloor
 from runner.stats.repeats import RepeatSummary
 from runner.stats.slices import SliceRow
@@ -28,12 +29,12 @@ SPECIFIED_DOMAINS = ("retail", "banking")
 """Avg F covers these domains only: pitch tasks are always hidden-dependent (FORMAT.md)."""
 DOMAIN_ORDER = ("retail", "banking", "pitch")
 
-ONE_FAMILY = "no interval (1 family)"
-ONE_FAMILY_EACH = "no interval (1 family per setting)"
 Pair = list[float] | str | None
-"""An interval [lo, hi]; None when there is nothing to resample; ONE_FAMILY (ONE_FAMILY_EACH for an
-average) when the figure rests on a single task family, whose resamples are all the same tasks: a
-zero-wide "95% interval" would claim a certainty the data does not have, so every format says so."""
+"""An interval [lo, hi]; None when there is nothing to resample; a note when the figure rests on too few
+task families (ONE_FAMILY, ONE_FAMILY_EACH for an average, "2 tasks: too few for an interval") or every
+task agrees on a value with no exact bound ("all 12 tasks agree"): a zero-wide "95% interval" would claim a
+certainty the data does not have, so every format says so (`runner.stats.exact`). Where every task scored
+100 or 0 (every pair tied) the interval is the exact one, not [100.0, 100.0]."""
 StreamKey = tuple[str, str]
 
 

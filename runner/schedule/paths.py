@@ -3,19 +3,29 @@
 A user's path is taken only for what it was given for: `--journal` must be a journal file or an absent
 path in a folder that can hold it; `data build --out` writes only into an absent path, an empty folder,
 or an earlier built-in suite (and says so when it replaces one). The checks create nothing;
-`write_suite` then writes the suite so that a failure (a full disk) is one line and leaves nothing.
+`write_suite` then writes the suite so that a failure (a full disk) is one line and leaves nothing,
+and so does a Ctrl-C while it is built (`interruptible`). A run without `--dataset` reads the built-in
+suite, built on first use (`resolve_dataset`).
 """
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from runner.common.files import folders_for, location_problem, write_failure
+from runner.common.home import DEFAULT_HOME
+from runner.config.settings import SweepConfig
+from simulators.dataset import Dataset, load_dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 from simulators.suite import build_suite
 
-__all__ = ["check_journal_target", "check_suite_target", "is_builtin_suite", "write_suite"]
+__all__ = ["build_suite_if_needed", "check_journal_target", "check_suite_target", "dataset_root", "interruptible",
+           "is_builtin_suite", "resolve_dataset", "suite_root", "write_suite"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SUITE_TOP = {"data", "environments"}
@@ -76,6 +86,23 @@ def write_suite(root: Path, seed: int, flag: str = "--out") -> str:
             raise write_failure(flag, root, exc) from exc
 
 
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt at once inside the block, as in a plain script.
+
+    The suite is built synchronously inside the event loop, whose own SIGINT handler only asks the main
+    task to stop at its next await: the build went on to the end and the run started anyway (issue 30).
+    Raised inside the build, the interrupt removes its staging folder, so no partial suite is left."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def is_builtin_suite(path: Path) -> bool:
     """The layout a built-in suite has and nothing else: data/<scenario>/ and environments/<scenario>/."""
     if {p.name for p in path.iterdir()} - _SUITE_TOP:
@@ -95,3 +122,33 @@ def _is_sqlite(path: Path) -> bool:
         return False
     return head == _SQLITE_HEADER
 
+
+# --- the built-in suite, built on first use ----------------------------------------------------------
+
+def resolve_dataset(config: SweepConfig, say: Callable[[str], None]) -> Dataset:
+    """The configured dataset, or the built-in suite (built on first use)."""
+    return load_dataset(build_suite_if_needed(config, say), only=config.scenarios)
+
+
+def suite_root(config: SweepConfig) -> Path:
+    return (DEFAULT_HOME / "suites" / f"seed-{config.seed}").resolve()
+
+
+def dataset_root(config: SweepConfig) -> Path | None:
+    """The dataset to read: the configured one, or the built-in suite once built; None: not built yet."""
+    if config.dataset:
+        return Path(config.dataset).resolve()
+    root = suite_root(config)
+    return root if (root / "data").is_dir() else None
+
+
+def build_suite_if_needed(config: SweepConfig, say: Callable[[str], None]) -> Path:
+    root = dataset_root(config)
+    if root is not None:
+        return root
+    root = suite_root(config)
+    check_suite_target(root, "the built-in suite's folder")
+    say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
+    with interruptible():  # called by other commands too (`methods check`), not only inside start_sweep
+        write_suite(root, config.seed, "the built-in suite's folder")
+    return root

@@ -1,5 +1,5 @@
 """A run's live figures as it starts: from what the journal already holds, so a resumed run's dashboard
-shows the run's episodes, spend and cache figures, not only this process's."""
+shows the run's episodes, tokens, spend and cache figures, not only this process's."""
 
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ async def starting_progress(journal: Journal, run_id: str, streams: list[Stream]
     # dashboard shows the run's figures, not this process's.
     run = await journal.read.run(run_id)
     prices = run_price_table(run.config if run else "{}")
-    _add_figures(progress.cache, cache_total(await journal.read.cache_usage(run_id), prices))
+    usage = await journal.read.cache_usage(run_id)
+    _add_figures(progress.cache, cache_total(usage, prices))
+    # The same scope as the spend (the budget's: every call the run journaled): a resumed dashboard
+    # showed this process's tokens beside the whole run's dollars.
+    progress.add_tokens(sum(u.input_tokens for u in usage), sum(u.output_tokens for u in usage))
     for calls in await journal.read.stream_calls(run_id):
         shown = progress.streams.get(calls.stream_id)
         if shown is not None:

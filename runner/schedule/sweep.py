@@ -22,12 +22,13 @@ from anyio import CancelScope
 from methods.spec import ResolvedMethod
 from runner.common.errors import RunAborted, sole_error
 from runner.common.home import DEFAULT_HOME, default_journal
+from runner.common.journal_flag import journal_flag
 from runner.common.machine import machine_info
 from runner.common.money import usd
 from runner.common.version import code_version
 from runner.config.fit import check_oracle_readable, scenarios_present
 from runner.config.method_provenance import check_methods_unchanged, methods_journaled
-from runner.config.plan import RunPart, Stream, plan_streams
+from runner.config.plan import RunPart, Stream, pilot_note, plan_streams
 from runner.config.prices import Price
 from runner.config.run_dataset import check_same_dataset
 from runner.config.settings import SweepConfig, config_from_json, config_hash, stored_config_hash
@@ -52,13 +53,13 @@ from runner.schedule.full_disk import finish_run, first_full, not_started, stopp
 from runner.schedule.guests import announce_guests, engine_method_options, settle_failures
 from runner.schedule.judge import judge_factory
 from runner.schedule.lease_keeper import LeaseKeeper, live_writer, take_lease
-from runner.schedule.paths import check_journal_target, check_suite_target, write_suite
+from runner.schedule.paths import check_journal_target, dataset_root, interruptible, resolve_dataset, suite_root
 from runner.schedule.starting_progress import starting_progress
 from simulators.dataset import Dataset, load_dataset
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["DEFAULT_HOME", "RunOutcome", "create_run", "default_journal", "plan_sweep", "resolve_dataset",
-           "resume_sweep", "start_sweep"]
+           "resume_sweep", "start_sweep", "suite_root"]
 
 GRACE_PERIOD_S = 60.0
 
@@ -69,34 +70,6 @@ class RunOutcome:
     status: str
     reason: str
     journal: Path
-
-
-def resolve_dataset(config: SweepConfig, say: Callable[[str], None]) -> Dataset:
-    """The configured dataset, or the built-in suite (built on first use)."""
-    return load_dataset(build_suite_if_needed(config, say), only=config.scenarios)
-
-
-def suite_root(config: SweepConfig) -> Path:
-    return (DEFAULT_HOME / "suites" / f"seed-{config.seed}").resolve()
-
-
-def dataset_root(config: SweepConfig) -> Path | None:
-    """The dataset to read: the configured one, or the built-in suite once built; None: not built yet."""
-    if config.dataset:
-        return Path(config.dataset).resolve()
-    root = suite_root(config)
-    return root if (root / "data").is_dir() else None
-
-
-def build_suite_if_needed(config: SweepConfig, say: Callable[[str], None]) -> Path:
-    root = dataset_root(config)
-    if root is not None:
-        return root
-    root = suite_root(config)
-    check_suite_target(root, "the built-in suite's folder")
-    say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
-    write_suite(root, config.seed, "the built-in suite's folder")
-    return root
 
 
 def _is_live(status: str) -> bool:
@@ -117,32 +90,43 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
     tally = RetryTally()
     models = build_models(config, tally)
     try:
-        prices = model_prices(config, models)
-        # A dataset that is already there is read (and checked) before the probe; the built-in suite is
-        # built only after it: a run that cannot start writes nothing.
-        root = dataset_root(config)
-        dataset = load_dataset(root, only=config.scenarios) if root is not None else None
-        if dataset is not None:
-            check_oracle_readable(config, dataset)
-            plan_sweep(config, dataset)
-        probes = await probe_models(models.values(), say)
-        dataset = dataset or resolve_dataset(config, say)
-        check_oracle_readable(config, dataset)
-        streams = plan_sweep(config, dataset)
+        # Nothing exists yet, so Ctrl-C may stop this at once (the engine's own handler comes later).
+        with interruptible():
+            prices, probes, dataset, streams = await _checked_plan(config, models, say)
         run_id = _new_run_id() if part is None else part.run_id
         if part is not None:
             streams = [stream for stream in streams if stream.stream_id in part.stream_ids]
-        say(f"Journal: {journal_path}  (run {run_id})")
         try:
             async with open_journal(journal_path) as journal:
                 keeper = await take_lease(journal, run_id)  # of two processes creating one run, one goes on
                 await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
+                # Said only once the run exists: a journal that cannot be created names no run id.
+                say(f"Journal: {journal_path}  (run {run_id})")
                 return await _drive(journal, run_id, config, streams, models, prices, tally, display, say,
                                     _probe_rows(run_id, probes, prices), keeper)
         except JournalFull as full:  # from the journal's creation or the run's first row: nothing started
             raise not_started(full) from None
     finally:
         await close_models(models)
+
+
+async def _checked_plan(config: SweepConfig, models: dict[str, ModelEntry], say: Callable[[str], None]
+                        ) -> tuple[dict[str, Price | None], list[ProbeResult], Dataset, list[Stream]]:
+    prices = model_prices(config, models)
+    # A dataset that is already there is read (and checked) before the probe; the built-in suite is
+    # built only after it: a run that cannot start writes nothing.
+    root = dataset_root(config)
+    dataset = load_dataset(root, only=config.scenarios) if root is not None else None
+    if dataset is not None:
+        check_oracle_readable(config, dataset)
+        plan_sweep(config, dataset)
+    probes = await probe_models(models.values(), say)
+    dataset = dataset or resolve_dataset(config, say)
+    check_oracle_readable(config, dataset)
+    note = pilot_note(config.pilot, [dataset.scenarios[name] for name in config.scenarios])
+    if note is not None:
+        say(note)
+    return prices, probes, dataset, plan_sweep(config, dataset)
 
 
 async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
@@ -155,8 +139,6 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
     check_journal_target(journal_path)
     async with open_journal(journal_path, create=False) as journal:
         config, dataset = await _load_run(journal, journal_path, run_id)
-        # Said only now: an unknown, finished or running run is refused before anything suggests a resume.
-        say(f"Journal: {journal_path}  (resuming run {run_id})")
         if budget is not None:
             config = replace(config, budget=budget).validate("--budget")
         tally = RetryTally()
@@ -168,6 +150,9 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
             changed = await check_methods_unchanged(journal.read, run_id, config.resolved_methods(),
                                                     accept_method_change)
             await _check_budget_left(journal, run_id, config.budget)
+            # Said only now: every refusal (an unknown, finished or running run, a cap below the spend, a
+            # changed method, an unpriced model) comes before anything suggests a resume.
+            say(f"Journal: {journal_path}  (resuming run {run_id})")
             probes = await probe_models(models.values(), say)
             if changed.names:
                 say(f"Resuming with the changed source of {', '.join(changed.names)} (recorded in the run's "
@@ -235,9 +220,11 @@ async def create_run(journal: Journal, run_id: str, config: SweepConfig, dataset
 async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[SweepConfig, Dataset]:
     row = await journal.read.run(run_id)
     if row is None:
-        raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs` lists the runs there")
+        raise ShiftbenchInputError(f"{journal_path}: no run '{run_id}'; `shiftbench runs{journal_flag(journal_path)}` "
+                                   "lists the runs there")
     if row.status == "completed":
-        raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")
+        raise ShiftbenchInputError(f"run {run_id} is already complete; `shiftbench report {run_id}"
+                                   f"{journal_flag(journal_path)}` shows it")
     if await journal.read.meta(sweep_meta_key(run_id)) is not None:
         raise ShiftbenchInputError(f"run {run_id} is a merge of shard journals; run the unfinished shards' "
                                    "commands again, then merge again")
@@ -299,7 +286,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         if status == "budget_exhausted" and budget is not None:
             # Said once everything in flight has settled: the spend the run really ended at.
             reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
-                      f"higher cap (`shiftbench resume {run_id} --budget USD`)")
+                      f"higher cap (`shiftbench resume {run_id} --budget USD{journal_flag(journal.path)}`)")
     except JournalFull as full:
         stopped = stopped_by_full_disk(full, run_id)
         status, reason = "interrupted", str(stopped)
@@ -335,7 +322,8 @@ async def _run_engine(engine: Engine, streams: list[Stream], display: Display,
     dispatching and let what is in flight finish (up to a grace period); a second Ctrl-C cancels it."""
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(_watch_signals, engine.stop, group.cancel_scope, display)
+            resume = f"shiftbench resume {engine.run_id}{journal_flag(engine.journal.path)}"
+            group.start_soon(_watch_signals, engine.stop, group.cancel_scope, display, resume)
             group.start_soon(_refresh, display)
             group.start_soon(keeper.renew_forever)
             await engine.run(streams)
@@ -370,14 +358,14 @@ async def _refresh(display: Display) -> None:
         await anyio.sleep(0.25)
 
 
-async def _watch_signals(stop: StopControl, scope: CancelScope, display: Display) -> None:
+async def _watch_signals(stop: StopControl, scope: CancelScope, display: Display, resume: str) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for _ in signals:
             if stop.requested:
                 display.message("Cancelling in-flight episodes; the journal stays resumable.")
                 scope.cancel()
                 return
-            stop.request("stopped by signal; `shiftbench resume` continues it")
+            stop.request(f"stopped by signal; `{resume}` continues it")
             display.message(f"Stopping: finishing in-flight episodes (up to {GRACE_PERIOD_S:.0f} s). "
                             "Ctrl-C again to cancel them.")
             scope.deadline = anyio.current_time() + GRACE_PERIOD_S

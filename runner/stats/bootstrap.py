@@ -6,7 +6,9 @@ resample draws a setting's families with replacement, each bringing all its test
 every figure from them: a setting's H and F, its per-window H and F, and Avg H / Avg F (the mean over
 settings, each setting resampled on its own). The percentile interval of those draws is the figure's
 95% interval. A figure over a single family has none: every draw brings the same tasks, so its
-percentile "interval" is the point itself, zero wide; it is reported as no interval (1 family).
+percentile "interval" is the point itself, zero wide; it is reported as no interval (1 family). Below
+`MIN_FAMILIES`, and where every task agrees, `StreamDraws.decided` gives what stands instead: a note, or
+the exact interval (`runner.stats.exact`).
 
 A resample is a weight matrix: how many times each family is drawn, per draw. It depends only on the
 setting's name, its sorted family list, the seed and the number of draws, so two streams over the
@@ -22,6 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+
+from runner.stats.exact import ONE_FAMILY_EACH, Agreement, agreed_interval, too_few
 
 __all__ = ["DEFAULT_SPEC", "DRAWS", "LEVEL", "SEED", "BootstrapSpec", "Cell", "Interval", "SettingSample",
            "StreamDraws", "TaskValue", "cell_order", "cells_of", "interval", "mean_per_draw", "paired_values",
@@ -87,11 +91,22 @@ class SettingSample:
         cell_index = {cell: i for i, cell in enumerate(self.cells)}
         self.sums = np.zeros((len(self.families), len(self.cells)))
         self.counts = np.zeros((len(self.families), len(self.cells)))
+        self.low = np.full(len(self.cells), np.inf)
+        self.high = np.full(len(self.cells), -np.inf)
         for task in tasks:
             row = family_index[task.family or f"task:{task.task_id}"]
             for cell in cells_of(task):
-                self.sums[row, cell_index[cell]] += task.value
-                self.counts[row, cell_index[cell]] += 1
+                column = cell_index[cell]
+                self.sums[row, column] += task.value
+                self.counts[row, column] += 1
+                self.low[column] = min(self.low[column], task.value)
+                self.high[column] = max(self.high[column], task.value)
+
+    def agreements(self) -> dict[Cell, Agreement]:
+        """The cells whose every task has one value (the bootstrap's draws of them never vary)."""
+        counts, present = self.counts.sum(axis=0), (self.counts > 0).sum(axis=0)
+        return {cell: Agreement(float(self.low[i]), int(counts[i]), int(present[i]))
+                for i, cell in enumerate(self.cells) if self.low[i] == self.high[i]}
 
     def weights(self, spec: BootstrapSpec) -> Matrix:
         """draws x families: how often each family is drawn in each resample."""
@@ -143,6 +158,57 @@ class StreamDraws:
     families: Mapping[str, Mapping[Cell, int]] = field(default_factory=dict)
     """Task families behind each figure. Resampling one family always draws the same tasks: its
     "interval" would be the point itself, zero wide, and is no interval at all (None below)."""
+    agreements: Mapping[str, Mapping[Cell, Agreement]] = field(default_factory=dict)
+    """The figures whose every task has one value, per setting and cell."""
+    paired: bool = False
+    """The values are paired differences (A - B), not scores: an agreement at 0 is every pair tied."""
+
+    def decided(self, setting: str, cell: Cell) -> Interval | str | None:
+        """What stands for the bootstrap's interval of a figure, where something must: a note when it
+        rests on too few families, the exact interval (or a note) when every task agrees; None: the
+        bootstrap's interval stands (`runner.stats.exact` says why each)."""
+        note = too_few(self.families_of(setting, cell), self.cases.get(setting, {}).get(cell, 0))
+        if note is not None:
+            return note
+        agreement = self.agreements.get(setting, {}).get(cell)
+        if agreement is None:
+            return None
+        exact = agreed_interval(agreement, self.spec.level, self.paired)
+        return exact if isinstance(exact, str) else Interval(*exact)
+
+    def decided_avg(self, category: str) -> Interval | str | None:
+        """As `decided`, for Avg H (hidden) or Avg F. A setting with too few families leaves the average
+        without an interval too (its draws would undercover it). Where some settings agree, whose draws
+        never vary and would add no width, each setting's bound is taken at level 1 - a/k (Bonferroni
+        over k settings: the exact one where it agrees, its percentile interval elsewhere) and the
+        bounds are averaged; None: no setting agrees and the bootstrap's interval stands."""
+        names = [name for name, cells in self.families.items() if (category, None) in cells
+                 and (category == "hidden" or name.split("_")[0] in SPECIFIED_DOMAINS)]
+        if not names:
+            return None
+        if self.one_family_each(category):
+            return ONE_FAMILY_EACH
+        for name in names:
+            note = too_few(self.families_of(name, (category, None)), self.cases[name][(category, None)])
+            if note is not None:
+                return f"{name}: {note}"
+        if not any((category, None) in self.agreements.get(n, {}) for n in names):
+            return None
+        level = 1 - (1 - self.spec.level) / len(names)
+        bounds: list[tuple[float, float]] = []
+        for name in names:
+            agreement = self.agreements.get(name, {}).get((category, None))
+            if agreement is not None:
+                exact = agreed_interval(agreement, level, self.paired)
+                if isinstance(exact, str):
+                    return f"{name}: {exact}"
+                bounds.append(exact)
+                continue
+            drawn = interval(self.settings[name][(category, None)], level)
+            if drawn is None:
+                return None
+            bounds.append((drawn.lo, drawn.hi))
+        return Interval(sum(lo for lo, _ in bounds) / len(bounds), sum(hi for _, hi in bounds) / len(bounds))
 
     def families_of(self, setting: str, cell: Cell) -> int:
         return self.families.get(setting, {}).get(cell, 0)
@@ -184,9 +250,9 @@ class StreamDraws:
         return interval(self.avg_f, self.spec.level)
 
 
-def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC) -> StreamDraws:
+def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC, paired: bool = False) -> StreamDraws:
     """Resample every setting of a stream on its own and average the settings per draw, as Avg H and
-    Avg F weigh every setting once."""
+    Avg F weigh every setting once. `paired`: the values are paired differences (`paired_values`)."""
     by_setting: dict[str, list[TaskValue]] = {}
     for task in tasks:
         by_setting.setdefault(task.setting, []).append(task)
@@ -194,6 +260,7 @@ def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC)
     points: dict[str, dict[Cell, float]] = {}
     cases: dict[str, dict[Cell, int]] = {}
     families: dict[str, dict[Cell, int]] = {}
+    agreements: dict[str, dict[Cell, Agreement]] = {}
     for name, setting_tasks in by_setting.items():
         sample = SettingSample(name, setting_tasks)
         draws, point, counts = sample.draws(spec), sample.point(), sample.counts.sum(axis=0)
@@ -202,11 +269,12 @@ def stream_draws(tasks: Iterable[TaskValue], spec: BootstrapSpec = DEFAULT_SPEC)
         cases[name] = {cell: int(counts[i]) for i, cell in enumerate(sample.cells)}
         present = (sample.counts > 0).sum(axis=0)
         families[name] = {cell: int(present[i]) for i, cell in enumerate(sample.cells)}
+        agreements[name] = sample.agreements()
     hidden = [cells[("hidden", None)] for cells in settings.values() if ("hidden", None) in cells]
     specified = [cells[("fully_specified", None)] for name, cells in settings.items()
                  if ("fully_specified", None) in cells and name.split("_")[0] in SPECIFIED_DOMAINS]
     return StreamDraws(spec=spec, settings=settings, avg_h=mean_per_draw(hidden), avg_f=mean_per_draw(specified),
-                       points=points, cases=cases, families=families)
+                       points=points, cases=cases, families=families, agreements=agreements, paired=paired)
 
 
 def mean_per_draw(columns: list[Matrix]) -> Matrix | None:

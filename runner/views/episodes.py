@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from runner.common.journal_flag import journal_flag
 from runner.journal import EpisodeFilter, Reader, RunRow, read_only
 from runner.views.filters import check_names
 from runner.views.transcript import FailedSetting, SettingKey, Transcript
@@ -40,7 +41,7 @@ async def load_transcripts(path: Path, run_id: str, where: EpisodeFilter,
         total = await reader.episode_matches(run_id, where)
         if not total:  # a name the run does not have is an error, not an empty answer
             check_names(run_id, where, await reader.units_of_run(run_id),
-                        where.unit_id is None or await reader.has_unit(run_id, where.unit_id))
+                        where.unit_id is None or await reader.has_unit(run_id, where.unit_id), journal_flag(path))
     return [Transcript.of(run_id, row) for row in rows], total
 
 

@@ -16,11 +16,13 @@ from simulators.errors import ShiftbenchInputError
 __all__ = ["check_names", "nothing_matches"]
 
 
-def check_names(run_id: str, where: EpisodeFilter, units: Sequence[UnitOfRun], unit_found: bool) -> None:
-    """Raise naming the first of `where`'s names the run does not have; return when it has them all."""
+def check_names(run_id: str, where: EpisodeFilter, units: Sequence[UnitOfRun], unit_found: bool,
+                flag: str = "") -> None:
+    """Raise naming the first of `where`'s names the run does not have; return when it has them all.
+    `flag`: the `--journal` a hint must carry (`runner.common.journal_flag`)."""
     if not unit_found:
         raise ShiftbenchInputError(f"--unit {where.unit_id}: run {run_id} has no such unit; "
-                                   f"`shiftbench show {run_id} --json` prints each episode's unit_id")
+                                   f"`shiftbench show {run_id} --json{flag}` prints each episode's unit_id")
     left = list(units)
     if where.model is not None or where.method is not None:
         mine = [u for u in left if u.model == where.model and u.method == where.method]
@@ -54,11 +56,12 @@ def check_names(run_id: str, where: EpisodeFilter, units: Sequence[UnitOfRun], u
                                    f"planned {_names(u.phase for u in left)}")
 
 
-def nothing_matches(where: EpisodeFilter) -> str:
-    """What to say when every name exists and still no episode matches."""
+def nothing_matches(where: EpisodeFilter, flag: str = "") -> str:
+    """What to say when every name exists and still no episode matches (`flag`: as `check_names`)."""
     if where.failed:
         return "no episode matches: every finished episode that matches scored in full (none failed)"
-    return "no episode matches yet: the matching units have not finished (`shiftbench runs` shows the run's progress)"
+    return (f"no episode matches yet: the matching units have not finished (`shiftbench runs{flag}` shows the "
+            "run's progress)")
 
 
 def _within(where: EpisodeFilter, before: int = 3) -> str:

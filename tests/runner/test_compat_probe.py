@@ -3,13 +3,22 @@ capabilities the mock was given, and the sweep-file settings follow from them.""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import anyio
 import pytest
 
 from bench.mock_provider import Call, Failure, Reply, llama_cpp_info, serve_mock, vllm_info
 from bench.mock_quirks import MODES, with_quirks
 from runner.cli import main
-from runner.models.compat import check_compatibility, context_limit, render_compatibility, sweep_settings
+from runner.models.compat import (
+    Compatibility,
+    check_compatibility,
+    context_limit,
+    render_compatibility,
+    sweep_settings,
+)
 from runner.providers import make_http_client
 from tests.runner.providers.support import fast_retrier, openai_client
 
@@ -96,6 +105,30 @@ async def test_the_command_prints_the_table_and_the_settings(capsys: pytest.Capt
     assert code == 0
     assert "tool calls, streamed" in out and "[endpoints.smol]" in out and "stream = false" in out
     assert f'base_url = "{mock.base_url}/v1"' in out
+
+
+async def test_the_printed_settings_of_a_server_on_this_machine_run_as_printed(
+        built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Pasted into a sweep file unchanged, they run (they were refused: "no price known for smol")."""
+    async with serve_mock(with_quirks(MODES["llama-cpp-python"])) as mock:
+        argv = ["probe", f"openai-compatible:smol@{mock.base_url}/v1", "--full", "--context-tokens", "4096"]
+        assert await anyio.to_thread.run_sync(main, argv) == 0
+        printed = capsys.readouterr().out.split("Sweep file settings for it:\n", 1)[1]
+        assert '[prices."smol"]' in printed and "output = 0" in printed
+        sweep = tmp_path / "sweep.toml"
+        sweep.write_text(f'models = ["smol"]\nmethods = ["blind"]\nscenarios = ["retail_l1"]\npilot = 1\n'
+                         f'dataset = "{built_suite}"\n\n{printed}')
+        # A real process (a run installs its signal handlers, which only a main thread may).
+        ran = await anyio.run_process([sys.executable, "-m", "runner.cli", "run", "--config", str(sweep), "--display",
+                                       "none", "--journal", str(tmp_path / "j.sqlite")], check=False)
+    assert ran.returncode == 0, ran.stderr.decode()
+    assert b"Journal: " in ran.stdout and ran.stderr == b""
+
+
+def test_a_remote_server_is_left_for_the_user_to_price() -> None:
+    toml = sweep_settings("gw", "openai", "m", "https://api.example.invalid/v1", Compatibility(model="m"))
+    assert '# [prices."gw"] with its input' in toml and "--allow-unpriced" in toml
+    assert "\n[prices." not in toml
 
 
 async def test_probe_full_reads_llama_cpps_slots_and_suggests_a_matching_max_concurrency() -> None:

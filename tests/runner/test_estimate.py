@@ -135,17 +135,49 @@ def test_an_unknown_run_or_journal_is_exit_2(pilot: tuple[Path, str, list[str], 
     assert "none.sqlite" in capsys.readouterr().err
 
 
-def test_an_offline_run_has_no_tokens_to_project_and_points_to_a_pilot_on_the_target_model(
+def test_an_offline_run_is_estimated_at_its_price_and_a_paid_model_from_it_points_to_a_pilot(
         built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     journal = tmp_path / "j.sqlite"
     assert main(["run", "--dataset", str(built_suite), "--scenarios", "pitch_l1", "--methods", "blind,tabular",
                  "--pilot", "1", "--display", "none", "--journal", str(journal)]) == 0
     out = capsys.readouterr().out
-    # The pilot's own table says the same, and the run still succeeds.
-    assert "Pilot: " in out and "carry no tokens" in out and "$0.00" not in out.split("Pilot: ", 1)[1].splitlines()[0]
-    for extra in ([], ["--json"], ["--models", "openai:gpt-4.1-mini"]):
-        assert main(["estimate", "--journal", str(journal), *extra]) == 2
-        out, err = capsys.readouterr()
-        assert out == "" and err.count("\n") == 1
-        assert "scripted/blind, scripted/tabular carry no tokens" in err and "run a pilot on the target model" in err
+    # The pilot's own table says the sweep costs $0.00 because the model is offline, not because it measured so.
+    assert "is projected at $0.00 (up to $0.00)" in out and "Offline: the scripted models cost nothing" in out
+    assert "no price" not in out
+    assert main(["estimate", "--journal", str(journal)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "Offline: the scripted models cost nothing" in out
+    assert [row.split()[:2] for row in out.splitlines() if row.startswith("scripted ")] == [
+        ["scripted", "blind"], ["scripted", "tabular"]]
+    assert main(["estimate", "--journal", str(journal), "--json"]) == 0
+    assert {row["projected_usd"] for row in json.loads(capsys.readouterr().out)} == {0.0}
+    # A paid model has nothing to be projected from here: refused, pointing at a pilot on that model.
+    assert main(["estimate", "--journal", str(journal), "--models", "openai:gpt-4.1-mini"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "scripted/blind, scripted/tabular carry no tokens" in err and "run a pilot on the target model" in err
     assert "`shiftbench run --models openai:gpt-4.1-mini --methods blind,tabular --pilot 3" in err
+
+
+@pytest.mark.parametrize("model", ["scripted:noisy=0.3", "scripted:recovering", "scripted:reckless",
+                                   "scripted:gullible", "scripted:docs"])
+def test_every_scripted_variant_prices_at_zero(model: str) -> None:
+    from runner.cost.pricing import OFFLINE_PRICE, price_of, unpriced, with_overrides
+    assert price_of(model) == OFFLINE_PRICE and unpriced([model]) == []
+    assert model in with_overrides({}, "test") and with_overrides({}, "test").get(model) == OFFLINE_PRICE
+    # A paid name that merely contains the word is still unpriced, and an explicit entry wins.
+    assert unpriced([f"openai:{model}", "scriptedx"]) == [f"openai:{model}", "scriptedx"]
+    own = {"input": 1.0, "cached_input": 0.1, "cache_write": 1.0, "output": 2.0}
+    assert with_overrides({model: own}, "test")[model].output == 2.0
+
+
+def test_a_pilot_of_a_noisy_scripted_model_is_priced_not_left_out(
+        built_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "j.sqlite"
+    assert main(["run", "--dataset", str(built_suite), "--scenarios", "pitch_l1", "--methods", "blind",
+                 "--models", "scripted:noisy=0.3", "--pilot", "1", "--display", "none",
+                 "--journal", str(journal)]) == 0
+    out = capsys.readouterr().out
+    assert "no price" not in out and "Offline: the scripted models cost nothing" in out
+    assert main(["estimate", "--journal", str(journal)]) == 0
+    assert capsys.readouterr().out.count("scripted:noisy=0.3  blind") == 1

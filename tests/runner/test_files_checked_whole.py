@@ -128,8 +128,10 @@ def test_resume_of_an_unknown_or_finished_run_says_nothing_of_resuming(
     journal, run_id = cli_sweep(built_suite, tmp_path, ("banking_l1",), ("blind",))
     capsys.readouterr()
     before = run_rows(journal)
-    for target, expected in (("r-nope", "no run 'r-nope'; `shiftbench runs` lists the runs there"),
-                             (run_id, f"run {run_id} is already complete; `shiftbench report {run_id}` shows it")):
+    flag = f"--journal {journal}"  # every hint carries the journal that is not the default one
+    for target, expected in (("r-nope", f"no run 'r-nope'; `shiftbench runs {flag}` lists the runs there"),
+                             (run_id, f"run {run_id} is already complete; `shiftbench report {run_id} {flag}` "
+                                      "shows it")):
         assert main(["resume", target, "--journal", str(journal), "--display", "none"]) == 2
         captured = capsys.readouterr()
         assert captured.out == "" and expected in captured.err and len(captured.err.splitlines()) == 1

@@ -33,9 +33,11 @@ def test_sigint_stops_cleanly_and_resume_completes(built_suite: Path, tmp_path: 
     output, _ = process.communicate(timeout=300)
     assert process.returncode == 130, output
     with sqlite3.connect(journal) as db:
-        run_id, status = db.execute("SELECT run_id, status FROM runs").fetchone()
+        run_id, status, reason = db.execute("SELECT run_id, status, stop_reason FROM runs").fetchone()
         pending = db.execute("SELECT count(*) FROM units WHERE status = 'pending'").fetchone()[0]
     assert status == "interrupted" and pending > 0, output
+    # The hint runs as printed: it names the journal, which is not the default one.
+    assert f"`shiftbench resume {run_id} --journal {journal}` continues it" in reason
     assert "Stopping: finishing in-flight episodes" in output
 
     resumed = subprocess.run([sys.executable, "-m", "runner.cli", "resume", run_id, "--journal", str(journal),

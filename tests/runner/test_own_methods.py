@@ -79,6 +79,7 @@ def test_resume_refuses_an_edited_method_unless_told_and_the_reports_name_the_ch
     refused = subprocess.run(shiftbench("resume", run_id, "--journal", str(journal), "--display", "none"),
                              capture_output=True, text=True)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert refused.stdout == ""  # no "Journal: ... (resuming run ...)" before the refusal
     assert f"run {run_id}: method 'tuned' changed since the run began" in refused.stderr
     assert "--accept-method-change" in refused.stderr
     assert dump(journal) == before

@@ -33,8 +33,9 @@ PRICE = Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
 
 def test_public_api() -> None:
     assert runner.cost.pricing.__all__ == [
-        "FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "cost_usd", "default_prices", "price_of",
-        "prompt_token_bound", "saved_usd", "uncached_usd", "unpriced", "with_overrides", "worst_case_usd",
+        "FRAMING_TOKENS_PER_ITEM", "FRAMING_TOKENS_PER_REQUEST", "OFFLINE_PRICE", "cost_usd", "default_prices",
+        "is_offline_model", "price_of", "prompt_token_bound", "saved_usd", "uncached_usd", "unpriced",
+        "with_overrides", "worst_case_usd",
     ]
     assert runner.config.prices.__all__ == [
         "OPTIONAL_PRICE_FIELDS", "PRICE_FIELDS", "Price", "PriceTable", "load_prices", "parse_model_prices",

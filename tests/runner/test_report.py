@@ -258,11 +258,12 @@ async def test_json_shape(journal: Path) -> None:
     assert {"model", "method", "avg_h", "avg_f", "settings", "complete"} <= set(blind)
     assert blind["settings"]["pitch_l1"] == {**blind["settings"]["pitch_l1"],
                                              "hidden": 37.5, "fully_specified": None, "n": 2}
-    # Tasks without a family are their own clusters: window 1's hidden [1, 0] resamples to 0..100.
-    assert blind["settings"]["retail_l1"]["windows"][0] == {"window": 1, "hidden": 50.0, "hidden_ci": [0.0, 100.0],
+    # Tasks without a family are their own clusters: window 1's hidden [1, 0] is two, too few for an interval.
+    assert blind["settings"]["retail_l1"]["windows"][0] == {"window": 1, "hidden": 50.0,
+                                                            "hidden_ci": "2 tasks: too few for an interval",
                                                             "fully_specified": 100.0,
                                                             "fully_specified_ci": "no interval (1 family)", "n": 3}
-    assert blind["avg_h_ci"][0] < 56.25 < blind["avg_h_ci"][1]
+    assert blind["avg_h_ci"] == "pitch_l1: 2 tasks: too few for an interval"  # the average is as sure as its parts
     assert data["bootstrap"]["draws"] == 2000 and data["provenance"]["code_version"] == "c"
 
 
@@ -283,14 +284,15 @@ async def test_text_and_markdown_show_the_numbers(journal: Path) -> None:
     report = await _report(journal)
     text = render_text(report)
     blind_row = next(line for line in text.splitlines() if "blind" in line and "complete" in line)
-    cells = blind_row.split()
-    assert (cells[2], cells[5], cells[8]) == ("56.2", "66.7", "9")
-    assert cells[3].startswith("[") and cells[4].endswith("]")  # Avg H's interval beside it
+    interval = r"\[\d+\.\d, \d+\.\d\]"
+    # Avg H rests on pitch_l1's two tasks, too few for an interval, and says so; Avg F's interval beside it.
+    too_few = r"2 tasks: too few for an interval"
+    assert re.search(rf"blind +56\.2 +pitch_l1: {too_few} +66\.7 +{interval} +9 ", blind_row), blind_row
     assert "of cap $5.00" in text
     markdown = render_markdown(report)
-    interval = r"\[\d+\.\d, \d+\.\d\]"
-    assert re.search(rf"\| {MODEL} \| blind \| 56.2 \| {interval} \| 66.7 \| {interval} \| 9 \| complete \|", markdown)
-    assert re.search(rf"\| {MODEL} \| blind \| retail_l1 \| 2 \| 100.0 \| {interval} \| 50.0 \| {interval} \| 4 \|",
+    assert re.search(rf"\| {MODEL} \| blind \| 56.2 \| pitch_l1: {too_few} \| 66.7 \| {interval} \| 9 \| complete \|",
+                     markdown)
+    assert re.search(rf"\| {MODEL} \| blind \| retail_l1 \| 2 \| 100.0 \| {too_few} \| 50.0 \| {too_few} \| 4 \|",
                      markdown)
 
 

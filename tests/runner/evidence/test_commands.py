@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import anyio
 import orjson
 import pytest
+from scipy.stats import binomtest
 
 from runner.cli import main
 from runner.config.settings import SweepConfig
@@ -59,9 +61,24 @@ def test_blind_against_blind_is_zero(runs: tuple[Path, str, str], capsys: pytest
     code, out = run_cli(capsys, "compare", blind_again, f"{both}:scripted/blind", "--json", "--journal", str(journal))
     assert code == 0
     result = orjson.loads(out)
-    for figure in (result["avg_h"], result["avg_f"]):
-        assert figure["diff"] == 0.0 and figure["ci"] == [0.0, 0.0]
+    # Every pair tied: not the bootstrap's zero-wide [0.0, 0.0] but the exact bound on the share of pairs
+    # that could differ, per setting over its task families at the Bonferroni level, then averaged.
+    families = families_of(journal, both)
+    for figure, category, domains in ((result["avg_h"], "hidden", SCENARIOS),
+                                      (result["avg_f"], "fully_specified", ("retail_l1", "banking_l1"))):
+        level = 1 - 0.05 / len(domains)
+        highs = [100 * binomtest(0, families[(name, category)]).proportion_ci(level, "exact").high for name in domains]
+        bound = sum(highs) / len(highs)
+        assert figure["diff"] == 0.0 and figure["ci"] == pytest.approx([-bound, bound])
         assert figure["wins"] == figure["losses"] == 0 and figure["sign_test_p"] == 1.0
+
+
+def families_of(journal: Path, run_id: str) -> dict[tuple[str, str], int]:
+    """Task families of each setting and category, counted from the journal's planned test units."""
+    with sqlite3.connect(journal) as db:
+        rows = db.execute("SELECT scenario, category, COUNT(DISTINCT family) FROM units WHERE run_id = ? AND "
+                          "phase = 'test' AND method = 'blind' GROUP BY scenario, category", (run_id,)).fetchall()
+    return {(scenario, category): count for scenario, category, count in rows}
 
 
 def test_compare_refuses_an_ambiguous_run_in_one_line(runs: tuple[Path, str, str],
@@ -108,7 +125,9 @@ def test_each_gate_verdict_with_its_exit_code(runs: tuple[Path, str, str], tmp_p
         _, out = run_cli(capsys, "report", both, "--json", "--journal", str(journal))
         method, setting, figures = next((s["method"], name, setting) for s in orjson.loads(out)["streams"]
                                         for name, setting in s["settings"].items()
-                                        if setting["hidden_ci"][0] < setting["hidden_ci"][1])
+                                        if isinstance(setting["hidden_ci"], list)
+                                        and setting["hidden_ci"][0] < setting["hidden_ci"][1] and
+                                        setting["hidden_ci"][0] <= setting["hidden"] < setting["hidden_ci"][1])
         fields = {"bar": figures["hidden"] + 1e-6, "setting": setting, "method": method}
     rules = tmp_path / "rules.toml"
     rules.write_text(RULES[verdict].format(**fields))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from scipy.stats import binomtest
 
 from runner.cli import main
 from runner.evidence.compare import compare_streams, render_comparison_json, render_comparison_text
@@ -39,8 +40,11 @@ def test_known_wins_ties_losses_and_differences() -> None:
     assert h.diff == pytest.approx(100 * 7 / 14)
     assert round(h.sign_test_p, 4) == 0.0327
     assert comparison.avg_h == h  # one setting: the average is that setting
+    # Four tied pairs: not a zero-wide [0.0, 0.0] but the exact bound on the share of pairs that could
+    # differ (Clopper-Pearson, none of 4, from scipy), times the most a pair can differ by.
+    bound = 100 * binomtest(0, 4).proportion_ci(0.95, "exact").high
     assert comparison.avg_f is not None and comparison.avg_f.diff == 0.0 and comparison.avg_f.ci is not None
-    assert comparison.avg_f.ci.as_list() == [0.0, 0.0]
+    assert comparison.avg_f.ci.as_list() == pytest.approx([-bound, bound])
     turns = comparison.per_task["turns"]
     # hidden tasks: 3 vs 6 turns; specified: 4 vs 4 -> means (14*3 + 16) / 18 vs (14*6 + 16) / 18.
     assert turns.a == pytest.approx(58 / 18) and turns.b == pytest.approx(100 / 18)

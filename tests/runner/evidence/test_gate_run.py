@@ -73,3 +73,28 @@ def test_unknown_stream_or_metric_is_one_line() -> None:
         gate_run(evidence(), STREAMS, GateFile((Rule("avg_h", "scripted/rag", 1.0, "min"),), None), 0.0)
     with pytest.raises(ShiftbenchInputError, match="unknown metric 'avg_x'"):
         gate_run(evidence(), STREAMS, GateFile((rule("avg_x", "min", 1.0),), None), 0.0)
+
+
+def free_stream(cost_per_task: float) -> StreamReport:
+    return StreamReport(model="scripted", method="tabular", complete=True, avg_h=None, avg_f=None, settings={},
+                        test_done=100, test_planned=100, episodes=212, input_tokens=0, output_tokens=0,
+                        input_tokens_per_task=None, output_tokens_per_task=None,
+                        cost_usd=Costs(total=cost_per_task * 212), cost_per_task_usd=Costs(total=cost_per_task),
+                        latency_p50_s=1.0, latency_p95_s=2.0)
+
+
+@pytest.mark.parametrize(("unbilled", "cost", "verdict"), [
+    (frozenset({"scripted"}), 0.0, Verdict.INSUFFICIENT_EVIDENCE),  # $0 by construction: no measurement
+    (frozenset({"scripted"}), 0.03, Verdict.FAIL),  # an unpriced model whose provider reported a cost: judged
+    (frozenset(), 0.0, Verdict.PASS),  # a paid model that happened to spend nothing is measured
+])
+def test_a_cost_rule_on_a_model_that_reports_no_cost_is_insufficient_evidence(
+        unbilled: frozenset[str], cost: float, verdict: Verdict) -> None:
+    streams = {"scripted/tabular": free_stream(cost)}
+    gated = gate_run(evidence(), streams, GateFile((rule("cost_per_task", "max", 0.02),), None), 0.0,
+                     unbilled=unbilled)
+    assert gated.verdict is verdict
+    text = render_gate_text(gated)
+    assert ("scripted reports no cost (offline, unpriced or priced at $0)" in text) is (
+        verdict is Verdict.INSUFFICIENT_EVIDENCE)
+    assert "over 212 cases" in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,28 @@ def test_bad_rules_are_one_line_naming_the_file(tmp_path: Path, text: str, messa
     with pytest.raises(ShiftbenchInputError, match=message) as caught:
         load_rules(path)
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_models_that_bill_nothing_are_the_unpriced_and_the_all_zero(tmp_path: Path,
+                                                                       built_suite: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.cli import main
+    from runner.evidence.run_evidence import _unbilled
+
+    zero = {"input": 0.0, "cached_input": 0.0, "cache_write": 0.0, "output": 0.0, "cache_write_1h": None}
+    paid = {**zero, "output": 1.0}
+    assert _unbilled({"a": {"price_per_million_tokens": None}, "b": {"price_per_million_tokens": zero},
+                      "c": {"price_per_million_tokens": paid}}) == frozenset({"a", "b"})
+    # Through the CLI on a real offline run: the rule is INSUFFICIENT_EVIDENCE (exit 3), saying why.
+    journal = tmp_path / "j.sqlite"
+    assert main(["run", "--dataset", str(built_suite), "--scenarios", "pitch_l1", "--methods", "blind",
+                 "--pilot", "1", "--display", "none", "--journal", str(journal)]) == 0
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nmetric = "cost_per_task"\nstream = "scripted/blind"\nmax = 0.01\n')
+    with sqlite3.connect(journal) as db:
+        run_id = db.execute("SELECT run_id FROM runs").fetchone()[0]
+    capsys.readouterr()
+    assert main(["gate", run_id, "--rules", str(rules), "--journal", str(journal), "--json"]) == 3
+    (result,) = json.loads(capsys.readouterr().out)["rules"]
+    assert result["verdict"] == "INSUFFICIENT_EVIDENCE" and result["estimate"] is None
+    assert result["why"].startswith("scripted reports no cost")
