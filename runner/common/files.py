@@ -206,14 +206,13 @@ def folders_for(path: Path, flag: str) -> Iterator[None]:
         made.append(folder)
         folder = folder.parent
     try:
-        for new in reversed(made):
-            new.mkdir()
-    except OSError as exc:
-        _remove_empty(made)
-        raise write_failure(flag, Path(path).parent, exc) from exc
-    try:
+        try:
+            for new in reversed(made):
+                new.mkdir()
+        except OSError as exc:
+            raise write_failure(flag, Path(path).parent, exc) from exc
         yield
-    except BaseException:
+    except BaseException:  # a Ctrl-C between two mkdirs too: nothing made here is left behind
         _remove_empty(made)
         raise
 
