@@ -10,6 +10,7 @@ suite, built on first use (`resolve_dataset`).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -147,8 +148,26 @@ def build_suite_if_needed(config: SweepConfig, say: Callable[[str], None]) -> Pa
     if root is not None:
         return root
     root = suite_root(config)
-    check_suite_target(root, "the built-in suite's folder")
-    say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
-    with interruptible():  # called by other commands too (`methods check`), not only inside start_sweep
-        write_suite(root, config.seed, "the built-in suite's folder")
+    absent = _absent_folders(root)
+    try:
+        check_suite_target(root, "the built-in suite's folder")
+        say(f"Building the built-in suite (seed {config.seed}) in {root} ...")
+        with interruptible():  # called by other commands too (`methods check`), not only inside start_sweep
+            write_suite(root, config.seed, "the built-in suite's folder")
+    except BaseException:
+        # Wherever a Ctrl-C lands, the folders this build made and left empty go too (an empty
+        # .shiftbench was once left behind in CI); a folder holding anything is kept.
+        for folder in absent:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     return root
+
+
+def _absent_folders(root: Path) -> list[Path]:
+    """`root` and the folders above it that do not exist yet, innermost first."""
+    absent, folder = [], root.absolute()
+    while not folder.exists() and folder != folder.parent:
+        absent.append(folder)
+        folder = folder.parent
+    return absent
