@@ -9,6 +9,7 @@
     endpoint.py       one attempt: rate-limit slot, POST, status check, read
     openai_compat.py  OpenAICompatClient
     anthropic.py      AnthropicClient
+    batch_api.py      a batch API as the runner sees it (items, status, results, cancel)
 
 Build one `httpx.AsyncClient` and one `RateLimiter` per endpoint and share them between the clients
 that call it; the caller owns the http client and closes it.
