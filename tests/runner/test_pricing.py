@@ -87,7 +87,7 @@ def test_default_table_ships_in_the_package_and_data_holds_the_same() -> None:
     for name in ("scripted", "scripted:oracle", "scripted:docs"):
         assert table[name] == Price(0.0, 0.0, 0.0, 0.0)
     assert all(name.split(":")[0] in {"scripted", "openai", "anthropic", "openrouter"} for name in table)
-    assert price_of("openai:gpt-4.1") == Price(2.0, 0.5, 2.0, 8.0)
+    assert price_of("openai:gpt-4.1") == Price(2.0, 0.5, 2.0, 8.0, batch=Price(1.0, 1.0, 1.0, 4.0))
     assert price_of("openai:no-such-model") is None
 
 
@@ -119,7 +119,8 @@ def test_sweep_file_prices_merge_over_the_defaults() -> None:
     assert table["openai:gpt-4o"] == Price(1.0, 0.5, 1.0, 4.0)
     assert table["together:new-model"] == Price(0.2, 0.2, 0.2, 0.6)
     assert table["openai:gpt-5"] == default_prices()["openai:gpt-5"]
-    assert default_prices()["openai:gpt-4o"] == Price(2.5, 1.25, 2.5, 10.0)  # the defaults are untouched
+    # the defaults are untouched
+    assert default_prices()["openai:gpt-4o"] == Price(2.5, 1.25, 2.5, 10.0, batch=Price(1.25, 1.25, 1.25, 5.0))
     assert unpriced(["together:new-model"], table) == []
 
 
