@@ -38,6 +38,7 @@ from runner.journal import (
 )
 from runner.journal.meta_keys import machine_meta_key, served_model_from_key, served_models_prefix
 from runner.journal.sweep_record import SweepRecord, sweep_meta_key
+from runner.report.batch_figures import batch_figures
 from runner.report.method_streams import method_streams
 from runner.report.model import (
     SPECIFIED_DOMAINS,
@@ -134,7 +135,8 @@ async def build_report(journal_path: Path | str, run_id: str) -> Report:
     async with read_only(journal_path) as reader:
         rows = await _fetch(reader, Path(journal_path), run_id)
         guests = await method_streams(reader, run_id)
-    return replace(_assemble(rows, str(journal_path)), method_streams=guests)
+        batched = await batch_figures(reader, run_id, run_price_table(rows.run.config))
+    return replace(_assemble(rows, str(journal_path)), method_streams=guests, batch=batched)
 
 
 async def _fetch(reader: Reader, path: Path, run_id: str) -> _Rows:

@@ -6,6 +6,7 @@ import csv
 import io
 from collections.abc import Sequence
 
+from runner.cost.batch_savings import BatchSpend
 from runner.cost.cache_savings import CacheFigures
 from runner.report.model import PURPOSES, Pair, Report, StreamReport, scenario_sort_key
 
@@ -17,10 +18,23 @@ def render_csv(report: Report) -> str:
     scenarios = sorted({name for stream in report.streams for name in stream.settings}, key=scenario_sort_key)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(_csv_header(scenarios))
+    batched = report.batch is not None
+    writer.writerow(_csv_header(scenarios) + (list(BATCH_COLUMNS) if batched else []))
     for stream in report.streams:
-        writer.writerow(_csv_row(report, stream, scenarios))
+        writer.writerow(_csv_row(report, stream, scenarios) + (_batch_cells(report, stream) if batched else []))
     return buffer.getvalue().rstrip("\n")
+
+
+BATCH_COLUMNS = ("live_usd", "batch_usd", "batch_saved_usd", "batch_calls")
+"""Only in a run that batched anything (`--batch tests`): the stream's spend live and through batch APIs, and
+what batching saved (the batch calls' tokens at the live price minus what they cost)."""
+
+
+def _batch_cells(report: Report, stream: StreamReport) -> list[str]:
+    assert report.batch is not None
+    found = next((s.spend for s in report.batch.streams if (s.model, s.method) == (stream.model, stream.method)),
+                 BatchSpend())
+    return [_raw(found.live_usd), _raw(found.batch_usd), _raw(found.saved_usd), str(found.batch_calls)]
 
 
 def render_window_csv(report: Report) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.audits.rates import StreamAudits
+from runner.cost.batch_savings import BatchSpend
 from runner.cost.cache_savings import CacheFigures
 from runner.journal.call_tallies import ReplicaUse, RetryCounts
 from runner.journal.sweep_record import SweepRecord
@@ -20,7 +21,8 @@ from runner.stats.noise import NoiseFloor
 from runner.stats.repeats import RepeatSummary
 from runner.stats.slices import SliceRow
 
-__all__ = ["DOMAIN_ORDER", "ONE_FAMILY", "ONE_FAMILY_EACH", "PURPOSES", "SPECIFIED_DOMAINS", "Costs", "Pair",
+__all__ = ["BATCH_OUTCOMES", "DOMAIN_ORDER", "ONE_FAMILY", "ONE_FAMILY_EACH", "PURPOSES", "SPECIFIED_DOMAINS",
+           "BatchFigures", "BatchSpend", "Costs", "Pair", "StreamBatch",
            "MethodStream", "Provenance", "ReplicaUse", "Report", "RetryCounts", "Setting", "StreamKey", "StreamReport",
            "WindowScore", "percentile", "scenario_domain", "scenario_sort_key"]
 
@@ -173,6 +175,42 @@ class MethodStream:
     """What the method ran under: `in-process`, `process only`, or the worker's Landlock ruleset."""
 
 
+BATCH_OUTCOMES = ("succeeded", "resubmitted", "sent_live", "errored", "expired", "canceled", "pending")
+"""A batched run's items by outcome: `succeeded`, `errored`, `expired`, `canceled` count each submission of a
+request in that state; `resubmitted` the submissions in a resubmission batch; `sent_live` the requests that
+failed in a batch and were then sent live; `pending` the items of batches not yet collected."""
+
+
+@dataclass(frozen=True)
+class StreamBatch:
+    model: str
+    method: str
+    spend: BatchSpend
+
+
+@dataclass(frozen=True)
+class BatchFigures:
+    """What a run that sent anything through a provider's batch API did with it (`--batch tests`)."""
+
+    spend: BatchSpend
+    """The whole run: live spend, batch spend, what batching saved (`runner.cost.batch_savings`)."""
+    streams: list[StreamBatch]
+    batches: int
+    rounds: int
+    """Distinct batch rounds: one round submits the waiting requests of every test episode (a test
+    episode of T turns needs about T rounds)."""
+    items: dict[str, int]
+    """Items by outcome, every key of BATCH_OUTCOMES present."""
+    outstanding: list[str] = field(default_factory=list)
+    """'<api> <batch id or label> (<status>)' of each batch still 'submitting' or 'submitted': it may still
+    be processed and billed."""
+    turnaround_p50_s: float | None = None
+    turnaround_max_s: float | None = None
+    """Submitted to ended, over the batches that ended."""
+    unpriced: list[str] = field(default_factory=list)
+    """Batched models without a live price: their saving is not counted."""
+
+
 @dataclass(frozen=True)
 class Report:
     run_id: str
@@ -199,6 +237,8 @@ class Report:
     """For a journal merged from shards: the shards merged (caps, spend, status) and any missing."""
     method_streams: list[MethodStream] = field(default_factory=list)
     """Per stream whose method was timed or failed: its method's time and outcome (methods as guests)."""
+    batch: BatchFigures | None = None
+    """Only for a run that batched anything: live and batch spend apart, the saving, rounds, items."""
 
 
 def scenario_domain(scenario: str) -> str:

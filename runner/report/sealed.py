@@ -18,5 +18,8 @@ __all__ = ["render_json"]
 
 def render_json(report: Report) -> str:
     """The report sealed: a `sha256` over its canonical content (`runner.stats.seal`)."""
-    return orjson.dumps(seal({**asdict(report), "scores_seal": scores_seal(report)}),
+    content = asdict(report)
+    if report.batch is None:  # a run that batched nothing reads (and seals) as it did before batching existed
+        del content["batch"]
+    return orjson.dumps(seal({**content, "scores_seal": scores_seal(report)}),
                         option=orjson.OPT_INDENT_2).decode()

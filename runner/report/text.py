@@ -9,6 +9,7 @@ from runner.common.money import usd
 from runner.common.tables import text_table, wrap_prose
 from runner.config.method_provenance import method_lines
 from runner.cost.cache_savings import CacheFigures
+from runner.report.batch_tables import batch_lines, batch_sections
 from runner.report.model import Report
 from runner.report.noise_tables import noise_lines, noise_sections
 from runner.report.scores import scores_seal
@@ -23,7 +24,7 @@ def render_text(report: Report, with_slices: bool = False, width: int | None = N
     pipes and files); `limit`: at most this many rows per table, each cut table saying how many it left
     out and the flags that print them (None: every row); `every_window`: the per-window table uncut."""
     parts = [wrap_prose(_heading(report), width), ""]
-    sections = [*report_sections(report), *noise_sections(report)]
+    sections = [*report_sections(report), *batch_sections(report), *noise_sections(report)]
     if any(s.repeats for s in report.streams):
         sections.append(("Repeats (Avg H / Avg F of each repeat; spread = largest - smallest; pass^k = share of "
                          "tasks solved in all of their first k tries)", _repeat_table(report), "llrllrr"))
@@ -77,7 +78,7 @@ def _slice_table(report: Report) -> Table:
 
 def render_markdown(report: Report) -> str:
     parts = [f"# Run {report.run_id}", "", _heading(report).replace("\n", "  \n"), ""]
-    for title, table, _ in [*report_sections(report), *noise_sections(report)]:
+    for title, table, _ in [*report_sections(report), *batch_sections(report), *noise_sections(report)]:
         parts += [f"## {title}", "", _markdown_table(*table), ""]
     return "\n".join(parts).rstrip()
 
@@ -89,7 +90,8 @@ def _heading(report: Report) -> str:
              f"method ${cost.method:.4f})")
     if report.budget_usd is not None:
         spend += f" of cap {usd(report.budget_usd)}"
-    return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend, *sweep_lines(report),
+    return "\n".join([f"run {report.run_id}: {status}", f"journal {report.journal}", spend, *batch_lines(report),
+                      *sweep_lines(report),
                       f"prompt cache: {cache_summary(report.cache)}", *_evidence_lines(report)])
 
 

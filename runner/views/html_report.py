@@ -4,7 +4,8 @@ One file, nothing fetched at view time (`runner.views.html_page`: inline styles 
 Content-Security-Policy that forbids every network load). Sections, in reading order: the run's
 heading, the leaderboard, the cost / Avg H scatter, one learning-curve chart per scenario, the
 per-setting table with links to each setting's failed episodes, then the text report's own tables
-(tokens, cost and latency p50/p95, per-window scores, state audits, end reasons), the prompt cache,
+(tokens, cost and latency p50/p95, per-window scores, state audits, end reasons), a batched run's
+live and batch spend, the prompt cache,
 those transcripts, and provenance.
 """
 
@@ -17,6 +18,7 @@ from html import escape
 from runner.config.method_provenance import method_lines
 from runner.cost.cache_savings import CacheFigures
 from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
+from runner.report.batch_tables import batch_lines
 from runner.report.model import Pair
 from runner.report.scores import scores_seal
 from runner.report.sections import (
@@ -36,6 +38,7 @@ from runner.report.sections import (
 )
 from runner.report.text import sweep_lines
 from runner.views.charts import HIDDEN, SPECIFIED, CellKey, Intervals, cost_scatter_svg, learning_curve_svg
+from runner.views.html_batch import batch_html
 from runner.views.html_noise import noise_html
 from runner.views.html_page import facts, figure, page, score, section, table
 from runner.views.transcript import FailedSetting, SettingKey, Transcript, json_text
@@ -88,6 +91,7 @@ def render_html(report: Report, intervals: Intervals | None = None,
         section("End reasons", _plain_table(END_REASONS_TITLE, end_reason_table(report))),
         *([section("Retries", _plain_table(RETRIES_TITLE, retry_table(report)))] if report.retries else []),
         *([section("Endpoint pools", _plain_table(POOLS_TITLE, pool_table(report)))] if report.replicas else []),
+        *([section("Batch API", batch_html(report))] if report.batch is not None else []),
         section("Noise across replicas", noise_html(report)),
         section("Prompt cache", _cache(report)),
         section("Failed episodes", _failed(report, failed, anchors)),
@@ -103,6 +107,7 @@ def _heading(report: Report) -> str:
     created = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at))
     return (f"<header><h1>Run {escape(report.run_id)}</h1>"
             f"<p>status <b>{escape(status)}</b> &middot; created {escape(created)} &middot; spend {escape(spend)}</p>"
+            + "".join(f"<p>{escape(line)}</p>" for line in batch_lines(report)) +
             f"<p>prompt cache: {escape(cache_summary(report.cache))}</p>"
             "<p class=note>Scores are mean reward x 100 over test tasks. H: hidden-dependent tasks, "
             "F: fully specified tasks; Avg H / Avg F weigh every setting once. Bracketed figures and shaded "
