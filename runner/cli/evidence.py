@@ -54,6 +54,9 @@ def add_evidence_parsers(commands: Any) -> None:
                                                       "one the run did not call is re-priced from its tokens")
     estimate.add_argument("--methods", type=names, help="methods, comma-separated (default: the run's)")
     estimate.add_argument("--scenarios", type=names, help="scenarios of the run's dataset (default: the run's)")
+    estimate.add_argument("--batch", choices=("off", "tests"), default=None,
+                          help="project the test episodes' calls at the batch price ('tests') or live ('off'), "
+                               "beside the live projection (default: the run's own --batch setting)")
     estimate.add_argument("--json", action="store_true", help="print the rows as JSON")
     add_journal(estimate)
     lock = commands.add_parser("lock", help="lock a pre-registered plan under its hash, or --amend it")
@@ -66,7 +69,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     from runner.cost.estimate import estimate_command
 
     print(run_async(estimate_command, journal_path(args), args.run_id, args.models, args.methods, args.scenarios,
-                    args.json))
+                    args.json, args.batch))
     return 0
 
 

@@ -9,12 +9,16 @@ method, and the row says so; a model with no price, or a method the run has no e
 and so is a paid model projected from calls that carry no tokens (the offline scripted model's): its
 projection would be a $0.00 that looks measured, so the message points to a pilot on the target model
 instead. An offline target (every `scripted:*` costs $0) is projected at its price, and said to be offline.
+
+With batching (`estimate --batch tests`, or the run's own `batch` setting: `runner.cost.batch_setting`),
+each row also carries the projection with its test calls at the model's batch price, and the saving; a
+batched model without a batch price is named, its test calls projected live.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +28,7 @@ from runner.common.tables import text_table
 from runner.config.plan import Stream, plan_streams
 from runner.config.prices import PriceTable
 from runner.config.settings import config_from_json
+from runner.cost.batch_setting import batched_models
 from runner.cost.cache_savings import run_price_table
 from runner.cost.pricing import is_offline_model
 from runner.cost.projection import BOOTSTRAP_DRAWS, Cell, Measured, ProjectedRow, measured, project
@@ -71,9 +76,10 @@ async def measure(reader: Reader, run_id: str) -> dict[StreamKey, Measured]:
 
 
 def projection_rows(measures: Mapping[StreamKey, Measured], models: Sequence[str], methods: Sequence[str],
-                    counts: Mapping[str, Mapping[Cell, int]], prices: PriceTable) -> list[ProjectedRow]:
+                    counts: Mapping[str, Mapping[Cell, int]], prices: PriceTable,
+                    batched: Callable[[str], bool] | None = None) -> list[ProjectedRow]:
     """One row per (model, method); raises ShiftbenchInputError naming a model without a price or a
-    method the run has no episode of."""
+    method the run has no episode of. `batched`: the models whose test calls go through a batch API."""
     unknown = [model for model in models if model not in prices]
     if unknown:
         raise ShiftbenchInputError(f"--models: no price for '{unknown[0]}' in runner/prices.toml or the run's "
@@ -90,7 +96,8 @@ def projection_rows(measures: Mapping[StreamKey, Measured], models: Sequence[str
             # An offline target costs $0 whatever its tokens; only a paid one needs tokens to project from.
             if not _tokens(measures[(source, method)]) and not is_offline_model(model):
                 silent.append((source, method))
-            rows.append(project(measures[(source, method)], model, method, source, counts.get(method, {}), prices))
+            rows.append(project(measures[(source, method)], model, method, source, counts.get(method, {}), prices,
+                                batched))
     if silent:
         raise _no_tokens(list(dict.fromkeys(silent)), models, methods)
     return rows
@@ -116,27 +123,57 @@ def render_projection(rows: Sequence[ProjectedRow]) -> str:
     if any(r.repriced for r in rows):
         lines.append("RE-PRICED rows: a model the run did not call, projected from another model's tokens, turns "
                      "and cache hit rate at its own prices; its own behaviour may differ.")
-    return "\n".join(lines)
+    return "\n".join(lines + batch_lines(rows))
+
+
+def batch_lines(rows: Sequence[ProjectedRow]) -> list[str]:
+    """With batching: live vs batched per row and in all, the saving, and any batched model without a
+    batch price (its test calls are projected live, and `run --batch tests` refuses it)."""
+    batched = [r for r in rows if r.batched_usd is not None]
+    if not batched:
+        return []
+    headers = ["model", "method", "live $", "batched $", "95% range", "saved $", "saved"]
+    table = [[r.model, r.method, f"{r.projected_usd:,.2f}", f"{r.batched_usd or 0.0:,.2f}",
+              f"{r.batched_low_usd or 0.0:,.2f} - {r.batched_high_usd or 0.0:,.2f}",
+              f"{r.batch_saving_usd or 0.0:,.2f}", _share(r.batch_saving_usd or 0.0, r.projected_usd)]
+             for r in batched]
+    live = sum(r.projected_usd for r in rows)
+    total = sum(r.batched_usd if r.batched_usd is not None else r.projected_usd for r in rows)
+    lines = ["", "With --batch tests (test episodes' agent and judge calls at the batch price; serving and the "
+             "methods' own calls stay live):", text_table(headers, table, "llrrrrr"),
+             f"total live ${live:,.2f}, batched ${total:,.2f}: batching saves ${live - total:,.2f} "
+             f"({_share(live - total, live)})"]
+    lacking = sorted({name for r in rows for name in r.no_batch_price})
+    lines += [f'{name} has no batch price, so its test calls are projected live; `run --batch tests` refuses it '
+              f'until runner/prices.toml or the sweep file gives [prices."{name}".batch]' for name in lacking]
+    return lines
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
 def projection_json(rows: Sequence[ProjectedRow]) -> str:
-    return orjson.dumps([{**_fields(r), "repriced": r.repriced} for r in rows], option=orjson.OPT_INDENT_2).decode()
+    return orjson.dumps([{**_fields(r), "repriced": r.repriced, "batch_saving_usd": r.batch_saving_usd}
+                         for r in rows], option=orjson.OPT_INDENT_2).decode()
 
 
 def _fields(row: ProjectedRow) -> dict[str, object]:
     return {name: getattr(row, name) for name in ProjectedRow.__dataclass_fields__}
 
 
-async def run_projection(reader: Reader, run: RunRow, streams: Sequence[Stream],
-                         models: Sequence[str], methods: Sequence[str]) -> list[ProjectedRow]:
+async def run_projection(reader: Reader, run: RunRow, streams: Sequence[Stream], models: Sequence[str],
+                         methods: Sequence[str], batched: Callable[[str], bool] | None = None) -> list[ProjectedRow]:
     return projection_rows(await measure(reader, run.run_id), models, methods, full_counts(streams),
-                           run_price_table(run.config))
+                           run_price_table(run.config), batched)
 
 
 # ----------------------------------------------------------------------------------------- estimate
 
 async def estimate_command(journal: Path, run_id: str | None, models: Sequence[str] | None,
-                           methods: Sequence[str] | None, scenarios: Sequence[str] | None, as_json: bool) -> str:
+                           methods: Sequence[str] | None, scenarios: Sequence[str] | None, as_json: bool,
+                           batch: str | None = None) -> str:
+    """`batch`: 'tests' or 'off' instead of the run's own setting (None: the run's)."""
     async with read_only(journal) as reader:
         run = await _run(reader, journal, run_id)
         config = config_from_json(run.config)
@@ -154,7 +191,7 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
         streams = plan_streams(models, methods, [dataset.scenarios[n] for n in names],
                                learns=config.learns(), repeats=config.repeats,
                                replicas=config.replicas)
-        rows = await run_projection(reader, run, streams, models, methods)
+        rows = await run_projection(reader, run, streams, models, methods, batched_models(config, batch))
     if as_json:
         return projection_json(rows)
     return (f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent.\n"

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from runner.common.journal_flag import journal_flag
 from runner.config.plan import Stream
 from runner.config.settings import SweepConfig
+from runner.cost.batch_setting import batched_models
 from runner.cost.budget import Budget
 from runner.cost.cache_savings import run_price_table
 from runner.cost.estimate import NothingToProject, offline_note, render_projection, run_projection
@@ -55,12 +56,19 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
     priced = [s for s in streams if s.model not in unpriced]
     methods = list(dict.fromkeys(s.method for s in priced))
     try:
-        rows = await run_projection(journal.read, run, priced, [m for m in models if m not in unpriced], methods)
+        rows = await run_projection(journal.read, run, priced, [m for m in models if m not in unpriced], methods,
+                                    batched_models(config))
     except NothingToProject as nothing:
         return f"Pilot: {finished.tasks} finished tasks, but {str(nothing).removeprefix('estimate: ')}"
     projected, high = sum(r.projected_usd for r in rows), sum(r.high_usd for r in rows)
+    batched = [r for r in rows if r.batched_usd is not None]
+    live_note = ""
+    if batched:  # the sweep will be charged the batched figure: that is what the budget must hold
+        live_note = f" with --batch tests (${projected:.2f} live)"
+        projected = sum(r.projected_usd if r.batched_usd is None else r.batched_usd for r in rows)
+        high = sum(r.high_usd if r.batched_high_usd is None else r.batched_high_usd for r in rows)
     line = (f"Pilot: {finished.tasks} finished tasks cost ${finished.cost_usd:.4f}; the full sweep of {full} tasks "
-            f"is projected at ${projected:.2f} (up to ${high:.2f})"
+            f"is projected at ${projected:.2f} (up to ${high:.2f}){live_note}"
             + (f", leaving out {', '.join(unpriced)} (no price)" if unpriced else ""))
     if config.budget is None:
         line += "; no budget set."

@@ -16,6 +16,11 @@ plain input rate: what caching is worth.
 A model the run did not call is projected from another model's episodes of the same method, each of
 that model's calls re-priced at the target's rates (calls to other models, such as a judge, keep their
 own): its tokens, turns and hit rate are that model's, not its own, and the row says so.
+
+With batching (`--batch tests`: `batched` names the models whose test calls go through a batch API),
+the batched figure prices every call of a test cell to such a model at its batch tier (agent and judge
+alike); serving episodes and the method's own calls stay live. A batched model with no batch tier is
+priced live there and named in `no_batch_price`.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runner.config.prices import Price
-from runner.cost.pricing import cost_usd, uncached_usd
+from runner.cost.pricing import cost_usd, is_offline_model, uncached_usd
 from runner.journal import EpisodeCalls, MethodCalls
 from simulators.model_api import Usage
 
@@ -97,22 +102,44 @@ class ProjectedRow:
     uncached_usd: float
     uncached_low_usd: float
     uncached_high_usd: float
+    batched_usd: float | None = None
+    """With batching: the same projection with test calls at the batch price; None: nothing batched."""
+    batched_low_usd: float | None = None
+    batched_high_usd: float | None = None
+    no_batch_price: tuple[str, ...] = ()
+    """Batched models called by the row's test episodes that have no batch price (projected live)."""
 
     @property
     def repriced(self) -> bool:
         return self.source != self.model
 
+    @property
+    def batch_saving_usd(self) -> float | None:
+        return None if self.batched_usd is None else self.projected_usd - self.batched_usd
+
 
 def project(stream: Measured, model: str, method: str, source: str, counts: Mapping[Cell, int],
-            prices: Mapping[str, Price]) -> ProjectedRow:
-    """One (model, method) of the full sweep from `stream`, the run's measure of (`source`, `method`)."""
+            prices: Mapping[str, Price], batched: Callable[[str], bool] | None = None) -> ProjectedRow:
+    """One (model, method) of the full sweep from `stream`, the run's measure of (`source`, `method`);
+    `batched`: which models send their test calls through a batch API (None: none does)."""
+
+    def priced_as(called: str) -> str:
+        return model if called == source else called
 
     def price_of(called: str) -> Price | None:
-        return prices.get(model if called == source else called)
+        return prices.get(priced_as(called))
 
     def cost(calls: Sequence[tuple[str, Usage]], cached: bool) -> float:
         bill = cost_usd if cached else uncached_usd
         return sum(bill(usage, price_of(called)) for called, usage in calls)
+
+    def batch_cost(calls: Sequence[tuple[str, Usage]]) -> float:
+        total = 0.0
+        for called, usage in calls:
+            live = price_of(called)
+            tier = live.batch if live is not None and batched is not None and batched(priced_as(called)) else None
+            total += cost_usd(usage, tier or live)
+        return total
 
     pools = _pools(stream.episodes, counts)
     with_cache = {cell: [cost(e.calls, True) for e in pool] for cell, pool in pools.items()}
@@ -122,6 +149,15 @@ def project(stream: Measured, model: str, method: str, source: str, counts: Mapp
     point, low, high = _bootstrap(with_cache, counts)
     plain, plain_low, plain_high = _bootstrap(without, counts)
     episodes = sum(counts.values())
+    tested = {priced_as(called) for cell, pool in pools.items() if cell[1] == "test"
+              for e in pool for called, _ in e.calls}
+    batch: tuple[float, float, float] | None = None
+    lacking: tuple[str, ...] = ()
+    if batched is not None and any(batched(name) for name in tested):
+        batch = _bootstrap({cell: [batch_cost(e.calls) if cell[1] == "test" else cost(e.calls, True) for e in pool]
+                            for cell, pool in pools.items()}, counts)
+        lacking = tuple(sorted(name for name in tested if batched(name) and not is_offline_model(name)
+                               and (prices.get(name) is None or prices[name].batch is None)))
     return ProjectedRow(
         model=model, method=method, source=source, episodes=episodes, measured_episodes=len(stream.episodes),
         turns_per_episode=_ratio(sum(e.turns for e in stream.episodes), len(stream.episodes)),
@@ -129,7 +165,10 @@ def project(stream: Measured, model: str, method: str, source: str, counts: Mapp
         hit_rate=_hit_rate(stream), usd_per_episode=_ratio(point + method_cost, episodes),
         projected_usd=point + method_cost, low_usd=low + method_cost, high_usd=high + method_cost,
         uncached_usd=plain + method_uncached, uncached_low_usd=plain_low + method_uncached,
-        uncached_high_usd=plain_high + method_uncached)
+        uncached_high_usd=plain_high + method_uncached,
+        batched_usd=None if batch is None else batch[0] + method_cost,
+        batched_low_usd=None if batch is None else batch[1] + method_cost,
+        batched_high_usd=None if batch is None else batch[2] + method_cost, no_batch_price=lacking)
 
 
 def _pools(episodes: Sequence[Episode], counts: Mapping[Cell, int]) -> dict[Cell, list[Episode]]:
