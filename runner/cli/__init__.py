@@ -4,7 +4,8 @@
 `parsing` holds what the groups share (the parser class, flag types, `--journal`, running a coroutine).
 The groups: `sweeps` (run, resume), `results` (runs, report), `evidence` (compare, verify, gate,
 estimate, lock), `power`, `methods`, `probe`, `data` (its replay, gold check and fetch in `data_commands`),
-`workbench` (show, state, export, runs rm, journal vacuum),
+`workbench` (show, state, export, runs rm, journal vacuum; `batch_cancel`: the batches a removed run left
+outstanding at a provider, cancelled or named),
 `audits` (audit faults, audit metamorphic). A command imports what only it needs when it runs, so
 `run` and `resume` start without numpy, the report or the views.
 

@@ -151,9 +151,11 @@ def cmd_export(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
 
 def cmd_runs_rm(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.cli.batch_cancel import cancel_outstanding
     from runner.journal.housekeeping import journal_bytes, remove_run
 
     for run_id in args.run_ids:
+        run(cancel_outstanding, journal, run_id, print)  # a provider may still bill a batch the run left
         removed = run(remove_run, journal, run_id)
         print(f"Removed run {removed.run_id} ({removed.episodes} episodes).")
     print(f"The journal is {_mb(journal_bytes(journal))}; `shiftbench journal vacuum` gives the space back to "
