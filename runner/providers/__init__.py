@@ -10,6 +10,9 @@
     openai_compat.py  OpenAICompatClient
     anthropic.py      AnthropicClient
     batch_api.py      a batch API as the runner sees it (items, status, results, cancel)
+    batch_http.py     a batch API's HTTP calls through the retry loop and taxonomy; `BatchTarget`
+    batch_openai.py   OpenAIBatches: /v1/files + /v1/batches (OpenAI and compatible servers)
+    batch_anthropic.py AnthropicBatches: /v1/messages/batches
 
 Build one `httpx.AsyncClient` and one `RateLimiter` per endpoint and share them between the clients
 that call it; the caller owns the http client and closes it.

@@ -1,0 +1,115 @@
+"""Anthropic's Message Batches (`/v1/messages/batches`).
+
+    submit    POST /v1/messages/batches {requests: [{custom_id, params}]}; `params` is what the live
+              client's `body()` builds (its cache marks included: the batch discount stacks with prompt
+              caching), without `stream`
+    find      always None: a message batch carries no metadata, so a batch whose id was never recorded
+              cannot be recognised (the caller submits again, and says so). For the same reason a create
+              whose answer was lost on the wire is not looked for before it is retried.
+    status    GET /v1/messages/batches/{id}: ended once `processing_status` is `ended`; the counts are
+              its `request_counts` (processing, succeeded, errored, canceled, expired)
+    results   the JSONL at the batch's `results_url` (followed only on the endpoint's own host, as the key
+              goes with it): succeeded (the whole Message), errored (its error's type and message),
+              canceled, expired
+    cancel    POST /v1/messages/batches/{id}/cancel, unless the batch has ended already
+
+A succeeded item's Message is read by `parse_message`, into the same assembly the live stream fills, and
+its usage by `anthropic_usage`, so turn, cache reads, cache writes and output tokens read as live ones.
+Every result records the 5-minute cache TTL the bodies ask for (`body()`'s default marks).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from runner.providers.anthropic import AnthropicClient, parse_message
+from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus
+from runner.providers.batch_http import BatchHttp
+from runner.providers.endpoint import model_response
+from runner.providers.prompt_cache import FIVE_MINUTES
+from runner.providers.retry import Outcome
+from runner.providers.taxonomy import Failure, InfrastructureError
+from simulators.model_api import ModelRequest
+from simulators.protocol import JSON
+
+__all__ = ["BATCHES_PATH", "AnthropicBatches"]
+
+BATCHES_PATH = "/v1/messages/batches"
+_COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
+
+
+class AnthropicBatches:
+    def __init__(self, client: AnthropicClient) -> None:
+        self._client = client
+        self._http = BatchHttp(client.batch_target())
+
+    @property
+    def name(self) -> str:
+        return self._client.name
+
+    def body(self, request: ModelRequest) -> dict[str, JSON]:
+        body = self._client.body(request, FIVE_MINUTES)
+        body.pop("stream", None)
+        return body
+
+    async def submit(self, items: Sequence[BatchItem], label: str) -> str:
+        """`label` is not sent: message batches have no metadata to carry it."""
+        requests = [{"custom_id": item.custom_id, "params": dict(item.body)} for item in items]
+        created = await self._http.json("POST", BATCHES_PATH, body={"requests": requests})
+        return str(created["id"])
+
+    async def find(self, label: str) -> str | None:
+        return None
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        return _status(await self._http.json("GET", f"{BATCHES_PATH}/{batch_id}"))
+
+    async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
+        batch = await self._http.json("GET", f"{BATCHES_PATH}/{batch_id}")
+        if not _status(batch).ended:
+            raise ValueError(f"message batch {batch_id} has not ended (it is {batch.get('processing_status')})")
+        url = batch.get("results_url")
+        lines = await self._http.lines(url if isinstance(url, str) and url else f"{BATCHES_PATH}/{batch_id}/results")
+        seen: set[str] = set()
+        for line in lines:
+            custom_id = str(line.get("custom_id"))
+            if custom_id not in seen:
+                seen.add(custom_id)
+                yield self._result(custom_id, line.get("result") or {})
+
+    async def cancel(self, batch_id: str) -> None:
+        if (await self.status(batch_id)).ended:
+            return
+        try:
+            await self._http.json("POST", f"{BATCHES_PATH}/{batch_id}/cancel")
+        except InfrastructureError as failed:
+            if failed.failure is not Failure.REJECTED or not (await self.status(batch_id)).ended:
+                raise  # a refusal because it ended meanwhile is no error; anything else is
+
+    def _result(self, custom_id: str, result: Mapping[str, Any]) -> BatchResult:
+        kind = result.get("type")
+        if kind == "succeeded" and isinstance(result.get("message"), dict):
+            turn, usage, served_model = parse_message(result["message"])
+            response = model_response(Outcome(turn, usage, 1, served_model=served_model))
+            return BatchResult(custom_id, "succeeded", response=dataclasses.replace(response, cache_ttl=FIVE_MINUTES))
+        if kind in ("canceled", "expired"):
+            return BatchResult(custom_id, kind)
+        return BatchResult(custom_id, "errored", error=self._http.target.secret.redact(_error_text(result)))
+
+
+def _status(batch: Mapping[str, Any]) -> BatchStatus:
+    counts = batch.get("request_counts") or {}
+    word = str(batch.get("processing_status") or "")
+    return BatchStatus(str(batch.get("id") or ""), word == "ended", word,
+                       {key: int(counts.get(key) or 0) for key in _COUNTS})
+
+
+def _error_text(result: Mapping[str, Any]) -> str:
+    """`{type: error, error: {type, message}}` as "type: message"; anything else said plainly."""
+    outer = result.get("error")
+    inner = outer.get("error", outer) if isinstance(outer, dict) else None
+    if not isinstance(inner, dict):
+        return f"result {result.get('type')!r} without an error"
+    return f"{inner.get('type') or 'error'}: {inner.get('message') or ''}".strip()
