@@ -21,7 +21,7 @@ import orjson
 
 from runner.common.liveness import process_alive
 from runner.journal import read_only
-from runner.journal.batch_queries import ProviderBatch
+from runner.journal.batch_journal import ProviderBatchRow
 from runner.models.endpoints import endpoint_of
 from runner.providers import make_http_client
 from runner.providers.anthropic import ANTHROPIC_VERSION, AnthropicClient
@@ -59,7 +59,7 @@ async def cancel_outstanding(journal: Path, run_id: str, say: Callable[[str], No
     return len(outstanding)
 
 
-async def _cancel(batch: ProviderBatch, endpoints: Mapping[str, Any], environ: Mapping[str, str],
+async def _cancel(batch: ProviderBatchRow, endpoints: Mapping[str, Any], environ: Mapping[str, str],
                   http: httpx.AsyncClient) -> str:
     key_env = _key_env(batch, endpoints)
     key = environ.get(key_env, "")
@@ -77,7 +77,7 @@ async def _cancel(batch: ProviderBatch, endpoints: Mapping[str, Any], environ: M
     return f"cancelled {batch.api} batch {batch_id} ({batch.items} requests) on {batch.endpoint}"
 
 
-def how_to_cancel(batch: ProviderBatch, key_env: str) -> str:
+def how_to_cancel(batch: ProviderBatchRow, key_env: str) -> str:
     """The request that cancels the batch by hand (the key by its variable's name, never its value)."""
     if not batch.batch_id:
         return _look_for(batch, key_env)
@@ -89,20 +89,20 @@ def how_to_cancel(batch: ProviderBatch, key_env: str) -> str:
             f"-H \"Authorization: Bearer ${key_env}\"`")
 
 
-def _never_found(batch: ProviderBatch, what: str, key_env: str) -> str:
+def _never_found(batch: ProviderBatchRow, what: str, key_env: str) -> str:
     if batch.api == "openai":
         return f"nothing to cancel: {what} was never created (no batch on {batch.endpoint} carries its label)"
     return f"NOT cancelled: {what} may have been created; {_look_for(batch, key_env)}"
 
 
-def _look_for(batch: ProviderBatch, key_env: str) -> str:
+def _look_for(batch: ProviderBatchRow, key_env: str) -> str:
     base = batch.endpoint.rstrip("/")
     listing = f"{base}/v1/messages/batches" if batch.api == "anthropic" else f"{base}/batches"
     return (f"its create may have reached {batch.endpoint}: list the batches there (GET {listing}, key "
             f"${key_env}) and cancel any created at {batch.submitted_at:.0f} (Unix time) with {batch.items} requests")
 
 
-def _backend(batch: ProviderBatch, key: str, http: httpx.AsyncClient) -> BatchBackend:
+def _backend(batch: ProviderBatchRow, key: str, http: httpx.AsyncClient) -> BatchBackend:
     retrier = Retrier(_RETRIES)
     if batch.api == "anthropic":
         return AnthropicBatches(AnthropicClient(batch.model, api_key=key, http=http, base_url=batch.endpoint,
@@ -111,7 +111,7 @@ def _backend(batch: ProviderBatch, key: str, http: httpx.AsyncClient) -> BatchBa
                                             retrier=retrier))
 
 
-def _key_env(batch: ProviderBatch, endpoints: Mapping[str, Any]) -> str:
+def _key_env(batch: ProviderBatchRow, endpoints: Mapping[str, Any]) -> str:
     """The variable the run's endpoint for the batch's model reads its key from (the provider's default
     for a model name the run's config no longer resolves)."""
     for name in (batch.model, f"{batch.api}:model"):

@@ -22,16 +22,17 @@ the notebook API's in `analysis_queries`; each a `query_group.QueryGroup` over R
 `writer` (`Journal`: one writer task, group commit, urgent batches first, a shielded commit, a bad batch
 fails only its caller), `merge` (`write_merged`, `unit_results`: shard journals of one sweep copied into
 one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `journal vacuum`),
-`batch_rows` (typed rows of the provider batch tables and their writers), `batch_queries` (a run's live
-and batch calls, its provider batches, items per outcome, outstanding batches),
+`batch_queries` (a batched run's figures: live and batch calls, items per outcome, outstanding batches),
 `call_tallies` (a run's calls per stream and per endpoint replica, as reports and `runs` show them),
-`meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
+`batch_journal` (the provider batches of `--batch tests`: `provider_batches`, `open_batches`,
+`batch_items`), `meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
 it, the sweep and shard it belongs to), `lease` (which host and process write a run now).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,
 `episode(EpisodeRow)`, `unit_done`, `checkpoint(run_id, stream_id, CheckpointKey, position, state)`,
-`model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `lease_swap`, `delete_run` (`runs rm`); audits:
+`model_call(ModelCallRow)`, `cached_answer`, `set_meta`; batches: `provider_batch`, `batch_created`,
+`batch_status`, `batch_item_result`; `lease_swap`, `delete_run` (`runs rm`); audits:
 `episode_audit(EpisodeAuditRow)` (with its episode), `audit(AuditRow)`, `audit_case(AuditCaseRow)`,
 `audit_status`. `vacuum(path)` gives a deleted run's pages back to the disk.
 
@@ -49,8 +50,9 @@ Named queries (`Reader` methods; `journal.read` or `read_only(path)`):
 - transcripts, state and export (`runner/views/`): `episode_details` / `episode_matches` (an
   `EpisodeFilter`), `failed_per_setting`, `failed_counts`, `streams_of_run`, `checkpoint_keys`;
 - the notebook API (`runner.analysis`, `analysis_queries`): `episode_figures`, `model_calls`;
-- provider batches (`batch_queries`): `batch_call_spend`, `provider_batches_of_run`, `outstanding_batches`
-  (what `runs rm` cancels), `batch_item_outcomes`, `batch_items_sent_live`.
+- provider batches (`batch_journal`): `provider_batches`, `open_batches`, `batch_items`; their figures
+  (`batch_queries`): `batch_call_spend`, `outstanding_batches` (what `runs rm` cancels),
+  `batch_item_outcomes`, `batch_items_sent_live`.
 "Spent" has one definition: `Spend` (calls by purpose; the episodes' agent cost when a run journaled
 no agent calls), returned by `spend` and `spend_by_run`.
 

@@ -1,18 +1,20 @@
-"""The named queries of provider batches: what a run spent live and through batch APIs, its batches and
-rounds, its items per outcome, and the batches still outstanding (what `runs rm` must cancel).
+"""The named queries of a batched run's figures: what it spent live and through batch APIs, its items per
+outcome, and the batches still outstanding (what `runs rm` must cancel). The batcher's own queries (the
+batches and items a resume picks up) are `batch_journal`'s, whose `ProviderBatchRow` these return too.
 
-A mixin of `Reader` (runner.journal.reader), like `CallQueries`. Rows are defined here. A batch item's
-`custom_id` is its request's hash, so an item that failed and was then sent live is found as a live
-call of the same unit with that `request_hash`.
+A mixin of `Reader` (runner.journal.reader), like `CallQueries`. A batch item's `custom_id` is its
+request's hash, so an item that failed and was then sent live is found as a live call of the same unit
+with that `request_hash`.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from runner.journal.batch_journal import ProviderBatchRow
 from runner.journal.query_group import QueryGroup
 
-__all__ = ["OUTSTANDING_STATUSES", "BatchCallSpend", "BatchItemOutcome", "BatchQueries", "ProviderBatch"]
+__all__ = ["OUTSTANDING_STATUSES", "BatchCallSpend", "BatchFigureQueries", "BatchItemOutcome"]
 
 OUTSTANDING_STATUSES = ("submitting", "submitted")
 """A batch in one of these may still be processed, and billed, by its provider."""
@@ -37,23 +39,6 @@ class BatchCallSpend(NamedTuple):
     output_tokens: int
 
 
-class ProviderBatch(NamedTuple):
-    """A `provider_batches` row as read."""
-
-    label: str
-    api: str
-    endpoint: str
-    model: str
-    batch_id: str
-    status: str
-    items: int
-    round: int
-    resubmission: bool
-    submitted_at: float
-    ended_at: float | None
-    provider_status: str
-
-
 class BatchItemOutcome(NamedTuple):
     """Items of a run in one status, and how many of them were in a resubmission batch."""
 
@@ -73,13 +58,8 @@ LEFT JOIN (SELECT DISTINCT stream_id, model, method FROM units WHERE run_id = ?1
 WHERE c.run_id = ?1
 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
 """
-_BATCH_COLUMNS = """
-SELECT label, api, endpoint, model, batch_id, status, items, round, resubmission, submitted_at, ended_at,
-       provider_status
-FROM provider_batches WHERE run_id = ?"""
-_BATCHES = _BATCH_COLUMNS + " ORDER BY round, submitted_at, label"
-_OUTSTANDING = (_BATCH_COLUMNS + f" AND status IN ({', '.join(repr(s) for s in OUTSTANDING_STATUSES)})"
-                " ORDER BY submitted_at, label")
+_OUTSTANDING = (f"SELECT {', '.join(ProviderBatchRow._fields)} FROM provider_batches WHERE run_id = ? "
+                f"AND status IN ({', '.join(repr(s) for s in OUTSTANDING_STATUSES)}) ORDER BY submitted_at, label")
 _ITEM_OUTCOMES = """
 SELECT i.status, count(*), sum(b.resubmission != 0)
 FROM batch_items i JOIN provider_batches b ON b.run_id = i.run_id AND b.label = i.label
@@ -93,7 +73,7 @@ WHERE i.run_id = ?1 AND i.status IN ('errored', 'expired', 'canceled')
 """
 
 
-class BatchQueries(QueryGroup):
+class BatchFigureQueries(QueryGroup):
     """Batch figures of one run; `Reader` supplies `_rows`."""
 
     async def batch_call_spend(self, run_id: str) -> list[BatchCallSpend]:
@@ -104,13 +84,9 @@ class BatchQueries(QueryGroup):
                 for model, method, called, route, calls, cost, *tokens in await self._rows(_BATCH_CALL_SPEND,
                                                                                             (run_id,))]
 
-    async def provider_batches_of_run(self, run_id: str) -> list[ProviderBatch]:
-        """Every batch the run sent, by round."""
-        return [_batch(row) for row in await self._rows(_BATCHES, (run_id,))]
-
-    async def outstanding_batches(self, run_id: str) -> list[ProviderBatch]:
+    async def outstanding_batches(self, run_id: str) -> list[ProviderBatchRow]:
         """The run's batches a provider may still process (and bill): 'submitting' or 'submitted'."""
-        return [_batch(row) for row in await self._rows(_OUTSTANDING, (run_id,))]
+        return [ProviderBatchRow._make(row) for row in await self._rows(_OUTSTANDING, (run_id,))]
 
     async def batch_item_outcomes(self, run_id: str) -> list[BatchItemOutcome]:
         """The run's batch items per status (each submission of a request counted once)."""
@@ -122,9 +98,3 @@ class BatchQueries(QueryGroup):
         rows = await self._rows(_SENT_LIVE, (run_id,))
         return int(rows[0][0] or 0) if rows else 0
 
-
-def _batch(row: tuple[Any, ...]) -> ProviderBatch:
-    label, api, endpoint, model, batch_id, status, items, rnd, resubmission, submitted, ended, provider = row
-    return ProviderBatch(str(label), str(api), str(endpoint), str(model), str(batch_id), str(status),
-                         int(items), int(rnd), bool(resubmission), float(submitted),
-                         None if ended is None else float(ended), str(provider))

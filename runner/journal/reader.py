@@ -15,7 +15,8 @@ from typing import Any
 import aiosqlite
 
 from runner.journal.analysis_queries import AnalysisQueries
-from runner.journal.batch_queries import BatchQueries
+from runner.journal.batch_journal import BatchQueries
+from runner.journal.batch_queries import BatchFigureQueries
 from runner.journal.call_queries import CallQueries
 from runner.journal.read_rows import (
     EpisodeCost,
@@ -136,10 +137,10 @@ _META = "SELECT value FROM meta WHERE key = ?"
 _META_PREFIXED = "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key"
 
 
-class Reader(ViewQueries, CallQueries, RetryQueries, AnalysisQueries, BatchQueries):
+class Reader(ViewQueries, CallQueries, RetryQueries, AnalysisQueries, BatchQueries, BatchFigureQueries):
     """The journal's named queries, over one read-only connection (the views' in `ViewQueries`, those
     over model calls in `CallQueries`, the retries' in `RetryQueries`, the provider batches' in
-    `BatchQueries`)."""
+    `BatchQueries` and their figures for reports in `BatchFigureQueries`)."""
 
     def __init__(self, connection: aiosqlite.Connection) -> None:
         self._connection = connection

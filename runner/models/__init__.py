@@ -9,5 +9,5 @@
 - `scripted`: the offline agents; `probe`: the run's first tiny request; `compat`: `probe --full` (its request size in
   `compat_sizes`, light for the command line).
 
-Arrows: models -> cost, config, display (progress), providers, journal, common.
+Arrows: models -> cost, config, batching, display (progress), providers, journal, common.
 """

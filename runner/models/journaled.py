@@ -14,11 +14,12 @@ from collections.abc import Container
 import anyio
 import orjson
 
+from runner.batching.answers import decode_answer, encode_answer
 from runner.journal import Batch, Journal, ModelCallRow
 from runner.journal.meta_keys import served_model_meta_key
 from runner.providers.taxonomy import InfrastructureError
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
-from simulators.protocol import AssistantTurn, ToolCall
+from simulators.protocol import AssistantTurn
 
 __all__ = ["JournaledModel", "note_served", "request_hash"]
 
@@ -51,19 +52,8 @@ def note_served(batch: Batch, run_id: str, model: str, served: str) -> None:
         batch.set_meta(served_model_meta_key(*mark), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def _encode(response: ModelResponse) -> bytes:
-    # orjson writes dataclasses itself, the same bytes as via asdict() without its deep copy of the reply.
-    return orjson.dumps(response)
-
-
-def _decode(raw: bytes) -> ModelResponse:
-    data = orjson.loads(raw)
-    turn = data["turn"]
-    calls = tuple(ToolCall(**c) for c in turn["tool_calls"])
-    return ModelResponse(
-        turn=AssistantTurn(turn["text"], turn["reasoning"], calls, turn["provider_state"]),
-        usage=Usage(**data["usage"]), cost_usd=data["cost_usd"],
-    )
+_encode = encode_answer
+_decode = decode_answer
 
 
 class JournaledModel:

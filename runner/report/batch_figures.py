@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from runner.config.prices import PriceTable
 from runner.cost.batch_savings import batch_spend_by_stream, batch_spend_total, unpriced_batched
 from runner.journal import Reader
-from runner.journal.batch_queries import OUTSTANDING_STATUSES, BatchCallSpend, BatchItemOutcome, ProviderBatch
+from runner.journal.batch_journal import ProviderBatchRow
+from runner.journal.batch_queries import OUTSTANDING_STATUSES, BatchCallSpend, BatchItemOutcome
 from runner.report.model import BATCH_OUTCOMES, BatchFigures, StreamBatch, percentile
 
 __all__ = ["assemble_batch_figures", "batch_figures"]
@@ -22,7 +23,7 @@ _FAILED = ("errored", "expired", "canceled")
 
 async def batch_figures(reader: Reader, run_id: str, prices: PriceTable) -> BatchFigures | None:
     """The run's batch figures, or None when it batched nothing."""
-    batches = await reader.provider_batches_of_run(run_id)
+    batches = await reader.provider_batches(run_id)
     calls = await reader.batch_call_spend(run_id)
     if not batches and not any(c.route == "batch" for c in calls):
         return None
@@ -30,7 +31,7 @@ async def batch_figures(reader: Reader, run_id: str, prices: PriceTable) -> Batc
                                   await reader.batch_items_sent_live(run_id), prices)
 
 
-def assemble_batch_figures(calls: Sequence[BatchCallSpend], batches: Sequence[ProviderBatch],
+def assemble_batch_figures(calls: Sequence[BatchCallSpend], batches: Sequence[ProviderBatchRow],
                            outcomes: Sequence[BatchItemOutcome], sent_live: int, prices: PriceTable) -> BatchFigures:
     items = dict.fromkeys(BATCH_OUTCOMES, 0)
     for outcome in outcomes:

@@ -16,7 +16,6 @@ import orjson
 import pytest
 
 from runner.journal import Batch, EpisodeRow, ModelCallRow, NewRun, UnitRow, open_journal
-from runner.journal.batch_rows import BatchItemRow, ProviderBatchRow, write_batch_item, write_provider_batch
 from runner.report import build_report, render_csv, render_json, render_markdown, render_text
 from runner.views.html_report import render_html
 
@@ -69,21 +68,33 @@ PAID_BATCH = 0.0018 + 0.0024 + 0.0030375
 SAVED = 0.0012 + 0.0024 + 0.0030375
 
 
-def _batch(label: str, api: str, model: str, status: str, items: int, rnd: int, submitted: float,
-           ended: float | None, resubmission: int = 0, batch_id: str = "") -> ProviderBatchRow:
-    return ProviderBatchRow(RUN, label, api, "http://127.0.0.1:1", model, batch_id or f"id-{label}", status, items,
-                            rnd, resubmission, submitted, ended)
+# (label, api, model, round, resubmission, submitted at, batch id, final status, ended at, items)
+Item = tuple[str, str, str, bytes | None, str]
+"""(custom_id, unit_id, status, answer, error)."""
+BATCHES: list[tuple[str, str, str, int, int, float, str, str, float | None, list[Item]]] = [
+    ("L1", "openai", GPT, 0, 0, 100.0, "id-L1", "collected", 130.0,
+     [("hA1", A, "succeeded", b"x", ""), ("hB1", B, "succeeded", b"x", "")]),
+    ("L2", "anthropic", SONNET, 0, 0, 100.0, "id-L2", "collected", 160.0,
+     [("hT", T, "expired", None, "expired"), ("hT2", T, "succeeded", b"x", "")]),
+    ("L3", "anthropic", SONNET, 1, 1, 200.0, "id-L3", "collected", 210.0, [("hT", T, "errored", None, "overloaded")]),
+    ("L4", "openai", GPT, 2, 0, 300.0, "batch_abc", "submitted", None, [("hX", A, "pending", None, "")]),
+]
 
 
-BATCHES = [_batch("L1", "openai", GPT, "collected", 2, 0, 100.0, 130.0),
-           _batch("L2", "anthropic", SONNET, "collected", 2, 0, 100.0, 160.0),
-           _batch("L3", "anthropic", SONNET, "collected", 1, 1, 200.0, 210.0, resubmission=1),
-           _batch("L4", "openai", GPT, "submitted", 1, 2, 300.0, None, batch_id="batch_abc")]
-ITEMS = [BatchItemRow(RUN, "L1", "hA1", A, "succeeded", b"x"), BatchItemRow(RUN, "L1", "hB1", B, "succeeded", b"x"),
-         BatchItemRow(RUN, "L2", "hT", T, "expired", None, "expired"),
-         BatchItemRow(RUN, "L2", "hT2", T, "succeeded", b"x"),
-         BatchItemRow(RUN, "L3", "hT", T, "errored", None, "overloaded"),
-         BatchItemRow(RUN, "L4", "hX", A)]
+def _batch_writes() -> list[Batch]:
+    """Through the batcher's own writers and in its order, each its own commit: label and items before the
+    create, then the id, then the results."""
+    submitted, created, collected = Batch(), Batch(), Batch()
+    for label, api, model, rnd, resubmission, at, batch_id, status, ended, items in BATCHES:
+        submitted.provider_batch(RUN, label, api, "http://127.0.0.1:1", model, [(c, u) for c, u, *_ in items], rnd,
+                                 resubmission, at)
+        created.batch_created(RUN, label, batch_id)
+        if status != "submitted":
+            collected.batch_status(RUN, label, status, "ended", ended)
+        for custom_id, _, outcome, answer, error in items:
+            if outcome != "pending":
+                collected.batch_item_result(RUN, label, custom_id, outcome, answer, error)
+    return [submitted, created, collected]
 
 
 async def _write(path: Path, batched: bool) -> None:
@@ -93,13 +104,10 @@ async def _write(path: Path, batched: bool) -> None:
         batch.episode(_episode(unit))
     for call in CALLS if batched else [c._replace(route="live") for c in CALLS]:
         batch.model_call(call)
-    if batched:
-        for row in BATCHES:
-            write_provider_batch(batch, row)
-        for item in ITEMS:
-            write_batch_item(batch, item)
     async with open_journal(path) as journal:
         await journal.commit(batch)
+        for later in _batch_writes() if batched else []:
+            await journal.commit(later)
 
 
 @pytest.fixture

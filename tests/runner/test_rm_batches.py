@@ -13,7 +13,6 @@ from bench.mock_provider import BatchSettings, serve_mock
 from runner.cli import main
 from runner.cli.batch_cancel import cancel_outstanding
 from runner.journal import Batch, NewRun, open_journal, read_only
-from runner.journal.batch_rows import ProviderBatchRow, write_provider_batch
 from runner.journal.housekeeping import remove_run
 from runner.providers import make_http_client
 from runner.providers.batch_anthropic import AnthropicBatches
@@ -31,18 +30,28 @@ def _config(base_url: str) -> str:
                        "api_key_env": "MOCK_CLAUDE_KEY"}}}).decode()
 
 
-def _row(label: str, api: str, endpoint: str, status: str, batch_id: str = "") -> ProviderBatchRow:
-    model = "mockgpt" if api == "openai" else "mockclaude"
-    return ProviderBatchRow(RUN, label, api, endpoint, model, batch_id, status, 1, 0, 0, 1_000.0)
+Row = tuple[str, str, str, str, str]
+"""A provider batch as the test plants it: label, api, endpoint, status, batch id."""
 
 
-async def _journal(path: Path, config: str, rows: list[ProviderBatchRow], status: str = "interrupted") -> None:
+def _row(label: str, api: str, endpoint: str, status: str, batch_id: str = "") -> Row:
+    return label, api, endpoint, status, batch_id
+
+
+async def _journal(path: Path, config: str, rows: list[Row], status: str = "interrupted") -> None:
+    """Through the batcher's own writers: label and item first, then the id, then any end."""
     batch = Batch().new_run(NewRun(RUN, 1.0, 1.0, config, "x", "d", "f", "{}", "c", None, 999_999), [])
-    for row in rows:
-        write_provider_batch(batch, row)
+    later = Batch()
+    for label, api, endpoint, state, batch_id in rows:
+        model = "mockgpt" if api == "openai" else "mockclaude"
+        batch.provider_batch(RUN, label, api, endpoint, model, [(f"{label}-0", "u")], 0, 0, 1_000.0)
+        if state != "submitting":
+            later.batch_created(RUN, label, batch_id)
+        if state not in ("submitting", "submitted"):
+            later.batch_status(RUN, label, state, "ended", 2_000.0)
     async with open_journal(path) as journal:
         await journal.commit(batch)
-        await journal.commit(Batch().run_ended(RUN, status, "", 2.0))
+        await journal.commit(later.run_ended(RUN, status, "", 2.0))
 
 
 def _one(prefix: str) -> list[BatchItem]:
