@@ -3,8 +3,8 @@
 `model` is what a report says (typed dataclasses); `build` reads a run from the journal and assembles
 that model; the renderers each turn the model into one format: `text` (terminal and Markdown, through
 the tables of `sections`, `noise_tables` and `batch_tables`), `csv_export` and `sealed` (JSON with its
-sha256); `batch_figures` reads a batched run's batches and calls into `Report.batch` (None for a live run). The HTML page
-(`runner.views.html_report`) and the evidence commands read the same model. Inside, imports
+sha256); `batch_figures` reads a batched run's batches and calls into `Report.batch` (None for a live
+run). The HTML page (`runner.views.html_report`) and the evidence commands read the same model. Inside, imports
 run build -> model <- renderers; no renderer reads the journal.
 
 Arrows: report -> audits (state-audit rates), stats, cost, schedule (method time), config, journal, common.
