@@ -143,9 +143,11 @@ async def pilot_run(suite: Path, journal: Path, pilot: int, methods: Sequence[st
     return outcome.run_id, cache
 
 
-def _table(price: Price) -> dict[str, float]:
-    """A price as a sweep file's [prices] table gives it (an optional rate left out when unset)."""
-    return {name: value for name, value in asdict(price).items() if value is not None}
+def _table(price: Price) -> dict[str, Any]:
+    """A price as a sweep file's [prices] table gives it (an optional rate left out when unset, a batch
+    tier as its own sub-table)."""
+    return {name: _table(getattr(price, name)) if name == "batch" else value
+            for name, value in asdict(price).items() if value is not None}
 
 
 async def projections(suite: Path, journal: Path, run_id: str, methods: Sequence[str]) -> list[ProjectedRow]:

@@ -9,13 +9,15 @@ shipped table with the run's own overrides, as the run priced its calls.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import orjson
 
 from runner.common.version import code_version
+from runner.config.prices import Price
 from runner.config.settings import SweepConfig, config_from_json
+from runner.cost.batch_setting import batched_models
 from runner.cost.pricing import price_of, with_overrides
 from runner.journal import RunRow
 from simulators.errors import ShiftbenchInputError
@@ -57,8 +59,20 @@ def _models(config: SweepConfig | None) -> dict[str, Any]:
         table = with_overrides(config.prices, "the run's [prices]")
     except ShiftbenchInputError:
         table = None
+    batched = batched_models(config)
     models: dict[str, Any] = {}
     for name in config.models:
         price = price_of(name, table) if table is not None else None
-        models[name] = {"price_per_million_tokens": None if price is None else asdict(price)}
+        if price is not None and (batched is None or not batched(name)):
+            price = replace(price, batch=None)  # a tier the run never charged is no price of its calls
+        models[name] = {"price_per_million_tokens": None if price is None else _rates(price)}
     return models
+
+
+def _rates(price: Price) -> dict[str, Any]:
+    """A price's rates, its batch tier nested only when the run batched the model (a live run's provenance
+    reads as it did before batch tiers existed)."""
+    rates = asdict(price)
+    if price.batch is None:
+        del rates["batch"]
+    return rates
