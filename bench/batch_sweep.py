@@ -60,6 +60,7 @@ class Run:
     cost_usd: float
     episodes: int
     rewards: dict[str, float]
+    by_method: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class Measured:
     turnaround_p50_s: float | None
     same_rewards: int
     """Episodes with the same reward in both runs (of `episodes`)."""
+    by_method: dict[str, tuple[float, float]]
+    """Method -> (live run's spend, batched run's spend)."""
 
 
 def _table(price: Price) -> dict[str, Any]:
@@ -108,7 +111,8 @@ async def _run(suite: Path, journal: Path, dialect: str, methods: Sequence[str],
     report = await build_report(journal, outcome.run_id)
     async with read_only(journal) as reader:
         rewards = {e.unit_id: e.reward for e in await reader.episode_figures(outcome.run_id)}
-    return Run(outcome.run_id, outcome.status, wall, report.cost_usd.total, len(rewards), rewards), report
+    return Run(outcome.run_id, outcome.status, wall, report.cost_usd.total, len(rewards), rewards,
+               {s.method: s.cost_usd.total for s in report.streams}), report
 
 
 async def measure_dialect(suite: Path, folder: Path, dialect: str, methods: Sequence[str],
@@ -124,7 +128,8 @@ async def measure_dialect(suite: Path, folder: Path, dialect: str, methods: Sequ
     return Measured(dialect, DIALECTS[dialect][2], tuple(methods), live.episodes, live.cost_usd, batched.cost_usd,
                     figures.spend.saved_usd, figures.spend.batch_calls, figures.batches, figures.rounds,
                     figures.items, live.wall_s, batched.wall_s, figures.turnaround_p50_s,
-                    same if batched.episodes == live.episodes else -1)
+                    same if batched.episodes == live.episodes else -1,
+                    {m: (spent, batched.by_method.get(m, 0.0)) for m, spent in live.by_method.items()})
 
 
 def render(rows: Sequence[Measured], latency_s: float) -> str:
@@ -138,6 +143,15 @@ def render(rows: Sequence[Measured], latency_s: float) -> str:
                      f"{100 * share:.0f}% | {r.batch_calls:,} | {r.batches} | {r.rounds} | "
                      f"{r.items['succeeded']:,} / {failed} | {r.live_wall_s:.0f} s | {r.batched_wall_s:.0f} s | "
                      f"{r.same_rewards:,} of {r.episodes:,} |")
+    return "\n".join(lines)
+
+
+def render_methods(rows: Sequence[Measured]) -> str:
+    lines = ["| mock batch API | method | live $ | batched $ | saved |", "|---|---|---:|---:|---:|"]
+    for r in rows:
+        for method, (live, batched) in r.by_method.items():
+            share = f"{100 * (1 - batched / live):.0f}%" if live else "-"
+            lines.append(f"| {r.dialect} | {method} | ${live:,.2f} | ${batched:,.2f} | {share} |")
     return "\n".join(lines)
 
 
@@ -160,13 +174,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if suite is None:
             suite = folder / "suite"
             build_suite(suite)
-        rows = [anyio.run(measure_dialect, suite, folder, dialect, methods, scenarios, args.pilot, args.latency)
-                for dialect in args.dialects.split(",")]
-    load = os.getloadavg()[0]
-    print(render(rows, args.latency))
-    print(f"\n(load average {load:.1f} at the end; {time.strftime('%Y-%m-%d %H:%M %Z')})")
-    if args.json:
-        args.json.write_bytes(orjson.dumps([asdict(r) for r in rows], option=orjson.OPT_INDENT_2))
+        rows: list[Measured] = []
+        for dialect in args.dialects.split(","):  # each dialect's figures out as soon as they are measured
+            rows.append(anyio.run(measure_dialect, suite, folder, dialect, methods, scenarios, args.pilot,
+                                  args.latency))
+            load = os.getloadavg()[0]
+            print(render(rows, args.latency) + "\n\n" + render_methods(rows), flush=True)
+            print(f"\n(load average {load:.1f}; {time.strftime('%Y-%m-%d %H:%M %Z')})\n", flush=True)
+            if args.json:
+                args.json.write_bytes(orjson.dumps([asdict(r) for r in rows], option=orjson.OPT_INDENT_2))
     return 0
 
 
