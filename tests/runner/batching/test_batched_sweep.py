@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.mock_batch_state import BatchSettings
-from bench.mock_provider import serve_mock
+from bench.mock_provider import serve_mock, tool_loop
 from runner.config.settings import SweepConfig
-from runner.schedule.sweep import start_sweep
+from runner.schedule.sweep import resume_sweep, start_sweep
 from simulators.errors import ShiftbenchInputError
 from tests.support import episode_rewards, quiet
 
@@ -25,11 +25,12 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", KEY)
 
 
-def config_for(base_url: str, suite: Path, batch: str, **more: object) -> SweepConfig:
+def config_for(base_url: str, suite: Path, batch: str, methods: tuple[str, ...] = ("blind", "tabular"),
+               start: str = "after_serving", **more: object) -> SweepConfig:
     model = f"openai-compatible:mock@{base_url}/v1"
-    return SweepConfig(models=(model,), methods=("blind", "tabular"), scenarios=("banking_l1",), dataset=str(suite),
+    return SweepConfig(models=(model,), methods=methods, scenarios=("banking_l1",), dataset=str(suite),
                        pilot=2, prices={model: {**LIVE, "batch": BATCH}}, batch=batch,
-                       batch_settings={"wait_s": 0.05, "poll_s": 0.05, "poll_max_s": 0.2}, **more)  # type: ignore[arg-type]
+                       batch_settings={"wait_s": 0.05, "poll_s": 0.05, "poll_max_s": 0.2, "start": start}, **more)  # type: ignore[arg-type]
 
 
 async def test_batched_sweep_has_the_live_rewards_at_the_batch_price(built_suite: Path, tmp_path: Path) -> None:
@@ -69,3 +70,35 @@ async def test_a_model_that_cannot_batch_is_refused(built_suite: Path, tmp_path:
         await start_sweep(SweepConfig(models=(model,), batch="tests", prices={model: LIVE}, dataset=str(built_suite),
                                       scenarios=("banking_l1",)), tmp_path / "k.sqlite", "none", quiet)
     assert not (tmp_path / "j.sqlite").exists() and not (tmp_path / "k.sqlite").exists()
+
+
+async def test_budget_stop_while_batching_keeps_the_cap_and_resumes_to_the_same_rewards(
+        built_suite: Path, tmp_path: Path) -> None:
+    # Answers near the worst case (60 of 64 output tokens), so reservations are close to what calls cost.
+    # One learning method: a pilot's projection needs a finished episode of each method, and a blind
+    # stream's test sets may all be cut by the stop.
+    async with serve_mock(tool_loop(calls_before_finish=1, output_tokens=60)) as mock:
+        mock.batches.settings = BatchSettings(latency_s=0.5)
+        free = await start_sweep(config_for(mock.base_url, built_suite, "tests", ("tabular",), "window", max_tokens=64),
+                                 tmp_path / "free.sqlite", "none", quiet)
+        with sqlite3.connect(tmp_path / "free.sqlite") as db:
+            full_cost = db.execute("SELECT sum(cost_usd) FROM model_calls").fetchone()[0]
+        journal = tmp_path / "capped.sqlite"
+        cap = full_cost / 2
+        settings = config_for(mock.base_url, built_suite, "tests", ("tabular",), "window", max_tokens=64, budget=cap)
+        capped = await start_sweep(settings, journal, "none", quiet)
+        with sqlite3.connect(journal) as db:
+            spent = db.execute("SELECT sum(cost_usd) FROM model_calls").fetchone()[0]
+            left_open = db.execute("SELECT count(*) FROM provider_batches WHERE status IN "
+                                   "('submitting', 'submitted', 'ended')").fetchone()[0]
+        resumed = await resume_sweep(capped.run_id, journal, "none", quiet, budget=full_cost * 10)
+        submissions = dict(mock.batches.submissions)
+    assert free.status == "completed" and capped.status == "budget_exhausted" and resumed.status == "completed"
+    assert spent <= cap and left_open == 0  # a batch outstanding at the stop was cancelled and collected
+    assert episode_rewards(journal) == episode_rewards(tmp_path / "free.sqlite")
+    with sqlite3.connect(journal) as db:
+        answered = dict(db.execute("SELECT custom_id, count(*) FROM batch_items WHERE status = 'succeeded' "
+                                   "GROUP BY custom_id").fetchall())
+        in_batches = dict(db.execute("SELECT custom_id, count(*) FROM batch_items GROUP BY custom_id").fetchall())
+    assert set(answered.values()) == {1}  # no answer was bought twice
+    assert all(submissions[custom_id] == count for custom_id, count in in_batches.items())
