@@ -3,6 +3,7 @@ the batch price (route 'batch'), serving stays live, rewards equal the live swee
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from pathlib import Path
 
@@ -102,3 +103,29 @@ async def test_budget_stop_while_batching_keeps_the_cap_and_resumes_to_the_same_
         in_batches = dict(db.execute("SELECT custom_id, count(*) FROM batch_items GROUP BY custom_id").fetchall())
     assert set(answered.values()) == {1}  # no answer was bought twice
     assert all(submissions[custom_id] == count for custom_id, count in in_batches.items())
+
+
+@pytest.mark.parametrize("on_failure", ["resubmit", "live"])
+async def test_errored_items_are_resubmitted_once_then_sent_live(built_suite: Path, tmp_path: Path,
+                                                                 on_failure: str) -> None:
+    async with serve_mock() as mock:
+        # The mock errors the same custom ids every time it sees them: the resubmission fails too.
+        mock.batches.settings = BatchSettings(error_fraction=0.3)
+        live = await start_sweep(config_for(mock.base_url, built_suite, "off"), tmp_path / "live.sqlite", "none",
+                                 quiet)
+        config = config_for(mock.base_url, built_suite, "tests")
+        config = dataclasses.replace(config, batch_settings={**config.batch_settings, "on_item_failure": on_failure})
+        batched = await start_sweep(config, tmp_path / "b.sqlite", "none", quiet)
+        submissions = dict(mock.batches.submissions)
+    assert live.status == batched.status == "completed"
+    assert episode_rewards(tmp_path / "b.sqlite") == episode_rewards(tmp_path / "live.sqlite")
+    with sqlite3.connect(tmp_path / "b.sqlite") as db:
+        errored = {row[0] for row in db.execute("SELECT custom_id FROM batch_items WHERE status = 'errored'")}
+        resubmitted = db.execute("SELECT coalesce(sum(resubmission), 0) FROM provider_batches").fetchone()[0]
+        went_live = {row[0] for row in db.execute(
+            "SELECT c.request_hash FROM model_calls c JOIN units u ON u.unit_id = c.unit_id "
+            "WHERE u.phase = 'test' AND c.route = 'live'")}
+    assert errored and went_live == errored
+    tries = 2 if on_failure == "resubmit" else 1
+    assert {submissions[custom_id] for custom_id in errored} == {tries}
+    assert resubmitted == (len(errored) if on_failure == "resubmit" else 0)
