@@ -298,12 +298,8 @@ class Batcher:
         """Pick up what an earlier process of this run left: answers never used, items that failed, and
         the batches not collected yet (each waited on by the requests it holds)."""
         read = self._journal.read
-        every = await read.batch_items(self._run_id)
-        for item in every:
-            if item.status == "succeeded" and item.answer is not None:
-                self._answered[item.custom_id] = item.answer
-            elif item.status in _FAILED:
-                self._tries[item.custom_id] += 1
+        self._answered.update(await read.unused_answers(self._run_id))
+        self._tries.update(await read.failed_tries(self._run_id))
         batches = await read.provider_batches(self._run_id)
         self._labels = len(batches)
         for row in batches:
@@ -312,7 +308,7 @@ class Batcher:
             lane = self._lanes.get(row.model)
             if lane is None:
                 continue  # the model is not batched in this process (its endpoint was turned off)
-            items = [i for i in every if i.label == row.label and i.status == "pending"]
+            items = [i for i in await read.batch_items(self._run_id, row.label) if i.status == "pending"]
             batch_id = row.batch_id or await self._find_quietly(lane, row.label)
             if not batch_id:
                 await self._journal.commit(Batch().batch_status(

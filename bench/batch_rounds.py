@@ -1,0 +1,96 @@
+"""`--batch tests`: when should test sets start? Each window's as its window ends (`start = "window"`), or all
+of them once every serving stream has finished (`start = "after_serving"`)? Measured as batch rounds (the
+provider batches a sweep submits; each costs a batch latency of wall time) and wall time, against the mock
+provider in its own process with a batch latency of a few seconds and live replies of `--live-latency`.
+
+    python -m bench.batch_rounds                                    # blind, oracle, tabular; 2 scenarios
+    python -m bench.batch_rounds --pilot 4 --batch-latency 3 --scenarios retail_l1,banking_l1
+
+A live sweep (`--batch off`) of the same work runs first, for its wall time and its rewards: every
+batched sweep must have the same per-episode rewards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from bench.mock_batch_state import BatchSettings
+from bench.mock_server import mock_process
+from runner.config.settings import SweepConfig
+from runner.schedule.sweep import start_sweep
+
+LIVE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
+BATCH = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
+
+
+def config(url: str, suite: Path, args: argparse.Namespace, start: str | None) -> SweepConfig:
+    model = f"openai-compatible:mock@{url}/v1"
+    settings = {"wait_s": args.wait, "poll_s": 0.5, "poll_max_s": 1.0, "start": start or "window"}
+    return SweepConfig(models=(model,), methods=tuple(args.methods.split(",")),
+                       scenarios=tuple(args.scenarios.split(",")), dataset=str(suite), pilot=args.pilot,
+                       block_size=args.block_size, prices={model: {**LIVE, "batch": BATCH}},
+                       batch="off" if start is None else "tests", batch_settings=settings)
+
+
+def figures(journal: Path) -> tuple[dict[str, float], int, int, float]:
+    """(rewards by unit, batches, items batched, spend)."""
+    with sqlite3.connect(journal) as db:
+        rewards = dict(db.execute("SELECT unit_id, reward FROM episodes").fetchall())
+        batches, items = db.execute("SELECT count(*), coalesce(sum(items), 0) FROM provider_batches").fetchone()
+        spend = db.execute("SELECT coalesce(sum(cost_usd), 0) FROM model_calls").fetchone()[0]
+    return rewards, batches, items, spend
+
+
+async def measure(args: argparse.Namespace) -> None:
+    suite = Path(args.suite) if args.suite else _built_suite()
+    os.environ.setdefault("OPENAI_COMPATIBLE_API_KEY", "sk-bench")
+    print(f"load {os.getloadavg()[0]:.2f}; batch latency {args.batch_latency:g} s, live replies "
+          f"{args.live_latency:g} s, wait_s {args.wait:g}, pilot {args.pilot}, methods {args.methods}, "
+          f"scenarios {args.scenarios}")
+    print(f"{'setting':<16}{'wall s':>9}{'batches':>9}{'items':>8}{'spend $':>10}  rewards")
+    reference: dict[str, float] | None = None
+    async with mock_process(args.live_latency, args.turns, batch=BatchSettings(latency_s=args.batch_latency)) as url:
+        with tempfile.TemporaryDirectory() as folder:
+            for start in (None, "window", "after_serving"):
+                journal = Path(folder) / f"{start or 'live'}.sqlite"
+                began = time.perf_counter()
+                outcome = await start_sweep(config(url, suite, args, start), journal, "none", lambda line: None)
+                wall = time.perf_counter() - began
+                rewards, batches, items, spend = figures(journal)
+                reference = rewards if reference is None else reference
+                same = "same" if rewards == reference else "DIFFERENT"
+                print(f"{start or 'live':<16}{wall:>9.1f}{batches:>9}{items:>8}{spend:>10.4f}  {same} "
+                      f"({outcome.status}, {len(rewards)} episodes)")
+
+
+def _built_suite() -> Path:
+    from simulators.suite import build_suite
+
+    root = Path(tempfile.mkdtemp(prefix="batch-rounds-")) / "seed-0"
+    build_suite(root, seed=0)
+    return root
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", help="a built suite (default: build seed 0 into a temporary folder)")
+    parser.add_argument("--scenarios", default="retail_l1,banking_l1")
+    parser.add_argument("--methods", default="blind,oracle,tabular")
+    parser.add_argument("--pilot", type=int, default=3)
+    parser.add_argument("--block-size", type=int, default=1)
+    parser.add_argument("--turns", type=int, default=3, help="model calls per episode (the mock's tool loop)")
+    parser.add_argument("--batch-latency", type=float, default=3.0)
+    parser.add_argument("--live-latency", type=float, default=0.05)
+    parser.add_argument("--wait", type=float, default=1.0, help="[batch] wait_s")
+    anyio.run(measure, parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
