@@ -51,6 +51,8 @@ class Lane:
 
     backend: BatchBackend
     endpoint: str
+    api: str = ""
+    """Which batch API ('openai', 'anthropic'), journaled with each batch; empty: the backend's name."""
 
 
 @dataclass
@@ -88,7 +90,7 @@ class Batcher:
         self._timing = timing
         self._clock = clock or WallClock()
         self._say = say
-        self._collectors: dict[str, Collector] = {}
+        self._collectors: dict[tuple[str, bool], Collector] = {}
         self._pending: dict[str, Pending] = {}
         self._answered: dict[str, bytes] = {}
         self._tries: Counter[str] = Counter()
@@ -114,11 +116,13 @@ class Batcher:
         async with anyio.create_task_group() as group:
             self._group = group
             await self._recover(group)
+            # Second tries wait apart, so a batch is all first tries or all resubmissions (its column says which).
             for model in self._lanes:
-                collector = Collector(self._timing.max_items, self._timing.wait_s, self._clock,
-                                      functools.partial(self._submit, model))
-                self._collectors[model] = collector
-                group.start_soon(collector.run, group)
+                for again in (False, True):
+                    collector = Collector(self._timing.max_items, self._timing.wait_s, self._clock,
+                                          functools.partial(self._submit, model))
+                    self._collectors[(model, again)] = collector
+                    group.start_soon(collector.run, group)
             try:
                 yield self
             finally:
@@ -145,7 +149,7 @@ class Batcher:
             if pending is None:
                 pending = Pending(custom_id, unit_id, body, tries=self._tries[custom_id])
                 self._pending[custom_id] = pending
-                self._collectors[model].add(pending)
+                self._collectors[(model, pending.tries > 0)].add(pending)
             elif pending.body is None:
                 pending.body = body  # recovered from the journal: resubmittable now
             await pending.done.wait()
@@ -194,10 +198,10 @@ class Batcher:
         self._labels += 1
         self._rounds[model] += 1
         label = f"sb-{self._run_id}-{self._labels:05d}"
-        resubmitted = sum(p.tries > 0 for p in items)
+        resubmitted = int(any(p.tries > 0 for p in items))
         await self._journal.commit(Batch().provider_batch(
-            self._run_id, label, lane.backend.name, lane.endpoint, model, [(p.custom_id, p.unit_id) for p in items],
-            self._rounds[model], resubmitted, time.time()))
+            self._run_id, label, lane.api or lane.backend.name, lane.endpoint, model,
+            [(p.custom_id, p.unit_id) for p in items], self._rounds[model], resubmitted, time.time()))
         if self._stopped:
             await self._not_created(label, items, BatchCancelled("the run stopped for its budget before submission"))
             return

@@ -66,7 +66,9 @@ def make_batcher(config: SweepConfig, entries: Mapping[str, ModelEntry], batched
     if not batched:
         return None
     settings = config.batching()
-    lanes = {name: Lane(_backend(entries[name]), endpoint_of(name, config.endpoints).base_url) for name in batched}
+    lanes = {name: Lane(_backend(entries[name]), endpoint_of(name, config.endpoints).base_url,
+                        "anthropic" if isinstance(entries[name].client, AnthropicClient) else "openai")
+             for name in batched}
     timing = BatchTiming(settings.max_items, settings.wait_s, settings.poll_s, settings.poll_max_s,
                          settings.on_item_failure)
     return Batcher(run_id, journal, lanes, timing, clock=clock, say=say)

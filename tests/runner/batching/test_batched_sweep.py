@@ -121,11 +121,14 @@ async def test_errored_items_are_resubmitted_once_then_sent_live(built_suite: Pa
     assert episode_rewards(tmp_path / "b.sqlite") == episode_rewards(tmp_path / "live.sqlite")
     with sqlite3.connect(tmp_path / "b.sqlite") as db:
         errored = {row[0] for row in db.execute("SELECT custom_id FROM batch_items WHERE status = 'errored'")}
-        resubmitted = db.execute("SELECT coalesce(sum(resubmission), 0) FROM provider_batches").fetchone()[0]
+        resubmitted = {row[0] for row in db.execute(
+            "SELECT i.custom_id FROM batch_items i JOIN provider_batches b "
+            "ON b.run_id = i.run_id AND b.label = i.label "
+            "WHERE b.resubmission = 1")}
         went_live = {row[0] for row in db.execute(
             "SELECT c.request_hash FROM model_calls c JOIN units u ON u.unit_id = c.unit_id "
             "WHERE u.phase = 'test' AND c.route = 'live'")}
     assert errored and went_live == errored
     tries = 2 if on_failure == "resubmit" else 1
     assert {submissions[custom_id] for custom_id in errored} == {tries}
-    assert resubmitted == (len(errored) if on_failure == "resubmit" else 0)
+    assert resubmitted == (errored if on_failure == "resubmit" else set())
