@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import tempfile
 import time
 from pathlib import Path
@@ -24,10 +23,13 @@ import anyio
 from bench.mock_batch_state import BatchSettings
 from bench.mock_server import mock_process
 from runner.config.settings import SweepConfig
+from runner.journal import read_only
 from runner.schedule.sweep import start_sweep
 
 LIVE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
 BATCH = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
+Episode = tuple[str, str, str, int, int]
+"""A test episode: method, scenario, task, window, repetition."""
 
 
 def config(url: str, suite: Path, args: argparse.Namespace, start: str | None) -> SweepConfig:
@@ -39,13 +41,14 @@ def config(url: str, suite: Path, args: argparse.Namespace, start: str | None) -
                        batch="off" if start is None else "tests", batch_settings=settings)
 
 
-def figures(journal: Path) -> tuple[dict[str, float], int, int, float]:
-    """(rewards by unit, batches, items batched, spend)."""
-    with sqlite3.connect(journal) as db:
-        rewards = dict(db.execute("SELECT unit_id, reward FROM episodes").fetchall())
-        batches, items = db.execute("SELECT count(*), coalesce(sum(items), 0) FROM provider_batches").fetchone()
-        spend = db.execute("SELECT coalesce(sum(cost_usd), 0) FROM model_calls").fetchone()[0]
-    return rewards, batches, items, spend
+async def figures(journal: Path, run_id: str) -> tuple[dict[Episode, float], int, int, float]:
+    """(test rewards by method, scenario, task, window and repetition; batches; items batched; spend)."""
+    async with read_only(journal) as reader:
+        rewards = {(o.method, o.scenario, o.task_id, o.window, o.repetition): o.reward
+                   for o in await reader.test_outcomes(run_id)}
+        batches = await reader.provider_batches(run_id)
+        spend = (await reader.spend(run_id)).total
+    return rewards, len(batches), sum(b.items for b in batches), spend
 
 
 async def measure(args: argparse.Namespace) -> None:
@@ -55,7 +58,7 @@ async def measure(args: argparse.Namespace) -> None:
           f"{args.live_latency:g} s, wait_s {args.wait:g}, pilot {args.pilot}, methods {args.methods}, "
           f"scenarios {args.scenarios}")
     print(f"{'setting':<16}{'wall s':>9}{'batches':>9}{'items':>8}{'spend $':>10}  rewards")
-    reference: dict[str, float] | None = None
+    reference: dict[Episode, float] | None = None
     async with mock_process(args.live_latency, args.turns, batch=BatchSettings(latency_s=args.batch_latency)) as url:
         with tempfile.TemporaryDirectory() as folder:
             for start in (None, "window", "after_serving"):
@@ -63,11 +66,11 @@ async def measure(args: argparse.Namespace) -> None:
                 began = time.perf_counter()
                 outcome = await start_sweep(config(url, suite, args, start), journal, "none", lambda line: None)
                 wall = time.perf_counter() - began
-                rewards, batches, items, spend = figures(journal)
+                rewards, batches, items, spend = await figures(journal, outcome.run_id)
                 reference = rewards if reference is None else reference
                 same = "same" if rewards == reference else "DIFFERENT"
                 print(f"{start or 'live':<16}{wall:>9.1f}{batches:>9}{items:>8}{spend:>10.4f}  {same} "
-                      f"({outcome.status}, {len(rewards)} episodes)")
+                      f"({outcome.status}, {len(rewards)} test episodes)")
 
 
 def _built_suite() -> Path:
