@@ -53,9 +53,12 @@ SELECT i.custom_id, i.answer FROM batch_items i
 WHERE i.run_id = ?1 AND i.status = 'succeeded' AND i.answer IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM model_calls c WHERE c.run_id = ?1 AND c.request_hash = i.custom_id)
 """
+# A batch the run itself cancelled (its budget stop, or one never created) is no failed try of its items.
 _FAILED_TRIES = """
-SELECT custom_id, count(*) FROM batch_items
-WHERE run_id = ? AND status IN ('errored', 'expired', 'canceled') GROUP BY custom_id
+SELECT i.custom_id, count(*) FROM batch_items i
+JOIN provider_batches b ON b.run_id = i.run_id AND b.label = i.label
+WHERE i.run_id = ? AND i.status IN ('errored', 'expired', 'canceled') AND b.status != 'cancelled'
+GROUP BY i.custom_id
 """
 
 
@@ -75,7 +78,7 @@ class BatchQueries(QueryGroup):
         return {row[0]: row[1] for row in await self._rows(_UNUSED_ANSWERS, (run_id,))}
 
     async def failed_tries(self, run_id: str) -> dict[str, int]:
-        """Per custom id, the batches its item failed in (errored, expired, canceled)."""
+        """Per custom id, the batches its item failed in (errored, expired, canceled by the provider)."""
         return {row[0]: int(row[1]) for row in await self._rows(_FAILED_TRIES, (run_id,))}
 
     async def batch_items(self, run_id: str, label: str | None = None) -> list[BatchItemRow]:

@@ -282,3 +282,31 @@ async def test_live_at_once_and_rejected_items(tmp_path: Path) -> None:
             await batcher.ask("m", cid("a"), "u", request("a"))
     assert caught.value.failure is Failure.REJECTED and caught.value.policy.outcome == "stop_run"
     assert refused.submitted[cid("a")] == 1  # never resent
+
+
+async def test_a_resume_after_a_budget_stop_asks_again_what_was_never_answered(tmp_path: Path) -> None:
+    backend = FakeBackend(auto_end=False)
+    path = tmp_path / "j.sqlite"
+    async with open_journal(path) as journal:
+        async with batcher_of(journal, {"m": backend}, wait_s=0.01) as batcher:
+            ended: dict[str, str] = {}
+
+            async def ask(text: str) -> None:
+                try:
+                    ended[text] = (await batcher.ask("m", cid(text), "u", request(text))).turn.text
+                except BatchCancelled:
+                    ended[text] = "unsent"
+
+            async with anyio.create_task_group() as group:
+                for text in ("a", "b"):
+                    group.start_soon(ask, text)
+                await until(lambda: submitted(journal))
+                await batcher.cancel_outstanding()
+    assert ended == {"a": "re: a", "b": "unsent"}  # the fake had answered a before the cancel
+    resumed = FakeBackend()
+    async with open_journal(path) as journal, batcher_of(journal, {"m": resumed}, wait_s=0.01) as batcher:
+        got = await answers(batcher, "m", ["a", "b"])
+        rows = await journal.read.provider_batches(RUN)
+    assert got == {"a": "re: a", "b": "re: b"}
+    assert resumed.submitted == {cid("b"): 1}  # a was answered before the stop; b never was
+    assert [(r.status, r.resubmission) for r in rows] == [("cancelled", 0), ("collected", 0)]
