@@ -214,7 +214,8 @@ class Batcher:
                 await self._not_created(label, items, exc)
                 return
             batch_id = found
-        await self._journal.commit(Batch().batch_created(self._run_id, label, batch_id, "submitted"))
+        with anyio.CancelScope(shield=True):  # created means journaled, or a resume must find it by label
+            await self._journal.commit(Batch().batch_created(self._run_id, label, batch_id, "submitted"))
         self.figures.batches += 1
         self.figures.items += len(items)
         if self._stopped:
