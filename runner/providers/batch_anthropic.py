@@ -24,6 +24,8 @@ import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from runner.providers.anthropic import AnthropicClient, parse_message
 from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus
 from runner.providers.batch_http import BatchHttp
@@ -34,9 +36,13 @@ from runner.providers.taxonomy import Failure, InfrastructureError
 from simulators.model_api import ModelRequest
 from simulators.protocol import JSON
 
-__all__ = ["BATCHES_PATH", "AnthropicBatches"]
+__all__ = ["BATCHES_PATH", "MAX_BYTES", "MAX_ITEMS", "AnthropicBatches"]
 
 BATCHES_PATH = "/v1/messages/batches"
+MAX_ITEMS = 100_000
+"""Requests per message batch at most (Anthropic's limit)."""
+MAX_BYTES = 256 * 1024 * 1024
+"""A message batch's size at most (Anthropic's limit)."""
 _COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
 
 
@@ -56,8 +62,12 @@ class AnthropicBatches:
 
     async def submit(self, items: Sequence[BatchItem], label: str) -> str:
         """`label` is not sent: message batches have no metadata to carry it."""
-        requests = [{"custom_id": item.custom_id, "params": dict(item.body)} for item in items]
-        created = await self._http.json("POST", BATCHES_PATH, body={"requests": requests})
+        body = {"requests": [{"custom_id": item.custom_id, "params": dict(item.body)} for item in items]}
+        size = len(orjson.dumps(body))
+        if len(items) > MAX_ITEMS or size > MAX_BYTES:
+            raise ValueError(f"a message batch holds at most {MAX_ITEMS:,} requests in {MAX_BYTES:,} bytes "
+                             f"(this one: {len(items):,} in {size:,}); submit it in parts")
+        created = await self._http.json("POST", BATCHES_PATH, body=body)
         return str(created["id"])
 
     async def find(self, label: str) -> str | None:

@@ -35,9 +35,13 @@ from runner.providers.taxonomy import Failure, InfrastructureError
 from simulators.model_api import ModelRequest, Usage
 from simulators.protocol import JSON
 
-__all__ = ["CHAT_ENDPOINT", "LABEL_KEY", "OpenAIBatches"]
+__all__ = ["CHAT_ENDPOINT", "LABEL_KEY", "MAX_INPUT_BYTES", "MAX_ITEMS", "OpenAIBatches"]
 
 CHAT_ENDPOINT = "/v1/chat/completions"
+MAX_ITEMS = 50_000
+"""Requests per batch at most (OpenAI's limit)."""
+MAX_INPUT_BYTES = 200 * 1024 * 1024
+"""The input file's size at most (OpenAI's limit for batch input files)."""
 LABEL_KEY = "shiftbench_label"
 _ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 _STREAM_FIELDS = ("stream", "stream_options")
@@ -66,6 +70,9 @@ class OpenAIBatches:
     async def submit(self, items: Sequence[BatchItem], label: str) -> str:
         lines = b"".join(orjson.dumps({"custom_id": item.custom_id, "method": "POST", "url": CHAT_ENDPOINT,
                                        "body": item.body}) + b"\n" for item in items)
+        if len(items) > MAX_ITEMS or len(lines) > MAX_INPUT_BYTES:
+            raise ValueError(f"a batch holds at most {MAX_ITEMS:,} requests in {MAX_INPUT_BYTES:,} bytes "
+                             f"(this one: {len(items):,} in {len(lines):,}); submit it in parts")
         uploaded = await self._http.json("POST", "/files", data={"purpose": "batch"},
                                          files={"file": (f"shiftbench-{label}.jsonl", lines, "application/jsonl")})
         create = {"input_file_id": uploaded["id"], "endpoint": CHAT_ENDPOINT, "completion_window": self._window,

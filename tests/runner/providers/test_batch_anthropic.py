@@ -145,3 +145,25 @@ class _Elsewhere:
     def __init__(self, mock: MockProvider) -> None:
         self.base_url = "http://198.51.100.7:9"
         self.answer = mock.answer
+
+
+async def test_a_create_whose_answer_was_lost_is_made_again_as_nothing_can_find_it() -> None:
+    """Message batches carry no label, so a retried create cannot look for the first: the one case where a
+    request is submitted twice (the caller journals before it waits, and cancels what it cannot use)."""
+    async with serve_mock() as mock, make_http_client() as http:
+        mock.batches.lose_next_answer("POST", "/v1/messages/batches")
+        batches = backend(mock, http)
+        batch_id = await batches.submit(items(batches, requests_for(1)), label="")
+    assert list(mock.batches.batches)[-1] == batch_id and len(mock.batches.batches) == 2
+    assert dict(mock.batches.submissions) == {"req-0": 2}
+
+
+async def test_a_failed_results_download_is_retried_and_no_item_is_handed_out_twice() -> None:
+    async with serve_mock(content_responder) as mock, make_http_client() as http:
+        batches = backend(mock, http)
+        batch_id = await batches.submit(items(batches, requests_for(3)), label="")
+        await until_ended(batches, batch_id)
+        mock.batches.fail_next("GET", f"/v1/messages/batches/{batch_id}/results", Failure(529, "overloaded"))
+        found = await results(batches, batch_id)
+    assert sorted(found) == ["req-0", "req-1", "req-2"]
+    assert mock.batches.calls.count(("GET", f"/v1/messages/batches/{batch_id}/results")) == 2

@@ -12,7 +12,7 @@ from runner.providers import batch_openai as module
 from runner.providers import make_http_client
 from runner.providers.batch_api import BatchItem
 from runner.providers.batch_openai import OpenAIBatches
-from runner.providers.retry import RetryNotice
+from runner.providers.retry import BEFORE_RETRY, RetryNotice
 from runner.providers.taxonomy import Failure as Kind
 from runner.providers.taxonomy import InfrastructureError
 from tests.runner.providers.batch_support import content_responder, items, requests_for, results, until_ended
@@ -155,3 +155,53 @@ async def test_a_refused_key_is_an_auth_failure_that_never_shows_the_key() -> No
     assert refused.value.failure is Kind.AUTH
     assert KEY not in str(refused.value) and KEY not in repr(batches.__dict__)
     assert mock.batches.calls == [("POST", "/v1/files")]
+
+
+async def test_a_create_whose_answer_was_lost_is_found_by_its_label_not_made_twice() -> None:
+    notices: list[RetryNotice] = []
+    async with serve_mock() as mock, make_http_client() as http:
+        mock.batches.lose_next_answer("POST", "/v1/batches")
+        batches = OpenAIBatches(openai_client(mock.base_url, http, retrier=fast_retrier(notices=notices)))
+        batch_id = await batches.submit(items(batches, requests_for(2)), label="lost-answer")
+    assert list(mock.batches.batches) == [batch_id]  # made once, by the first attempt
+    assert mock.batches.calls.count(("POST", "/v1/batches")) == 1
+    assert [n.kind for n in notices] == ["transport"]
+    assert dict(mock.batches.submissions) == {"req-0": 1, "req-1": 1}
+
+
+async def test_failed_polls_and_downloads_are_retried_and_no_item_is_handed_out_twice() -> None:
+    async with serve_mock(content_responder) as mock, make_http_client() as http:
+        batches = backend(mock, http)
+        batch_id = await batches.submit(items(batches, requests_for(3)), label="flaky")
+        mock.batches.fail_next("GET", f"/v1/batches/{batch_id}", Failure(503, "busy"), Failure(500, "oops"))
+        await until_ended(batches, batch_id)
+        output = mock.batches.batches[batch_id].output_file_id
+        mock.batches.fail_next("GET", f"/v1/files/{output}/content", Failure(502, "bad gateway"))
+        found = await results(batches, batch_id)
+    assert sorted(found) == ["req-0", "req-1", "req-2"] and {r.outcome for r in found.values()} == {"succeeded"}
+    assert mock.batches.calls.count(("GET", f"/v1/files/{output}/content")) == 2
+
+
+async def test_batch_calls_are_not_priced_as_model_calls_on_retry() -> None:
+    def refuse(attempt: int, usage: object) -> None:
+        raise AssertionError("the pricing layer's retry hook ran for a batch-API call")
+
+    token = BEFORE_RETRY.set(refuse)
+    try:
+        async with serve_mock() as mock, make_http_client() as http:
+            mock.batches.fail_next("POST", "/v1/files", Failure(429, "slow down", retry_after="0"))
+            batches = backend(mock, http)
+            batch_id = await batches.submit(items(batches, requests_for(1)), label="unpriced")
+    finally:
+        BEFORE_RETRY.reset(token)
+    assert list(mock.batches.batches) == [batch_id]
+
+
+async def test_a_batch_over_the_providers_limit_is_refused_before_anything_is_sent(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(module, "MAX_ITEMS", 2)
+    async with serve_mock() as mock, make_http_client() as http:
+        batches = backend(mock, http)
+        with pytest.raises(ValueError, match="at most 2 requests"):
+            await batches.submit(items(batches, requests_for(3)), label="too-big")
+    assert mock.batches.calls == []

@@ -128,3 +128,18 @@ async def test_a_server_without_a_batch_api_in_its_own_process() -> None:
         answer = await http.get("/v1/batches", params={"limit": 1})
         live = await http.post("/v1/chat/completions", json={"model": "m", "messages": []})
     assert answer.status_code == 404 and live.status_code == 200
+
+
+async def test_an_error_fraction_fails_the_same_custom_ids_every_time() -> None:
+    ids = [f"item-{n}" for n in range(200)]
+    async with serve_mock() as mock, httpx.AsyncClient(base_url=mock.base_url) as http:
+        mock.batches.settings = BatchSettings(error_fraction=0.25)
+        made = [await _openai_batch(http, b"".join(_line(i) for i in ids)) for _ in range(2)]
+        for batch in made:
+            await http.get(f"/v1/batches/{batch['id']}")  # finalizing
+        errored = []
+        for batch in made:
+            shown = (await http.get(f"/v1/batches/{batch['id']}")).json()
+            lines = (await http.get(f"/v1/files/{shown['error_file_id']}/content")).content.splitlines()
+            errored.append({orjson.loads(line)["custom_id"] for line in lines})
+    assert errored[0] == errored[1] and 25 <= len(errored[0]) <= 75  # a quarter of 200, give or take
