@@ -71,3 +71,15 @@ async def test_probe_full_prints_the_row_for_an_anthropic_endpoint(
     assert code == 0 and "speaks Anthropic Messages" in out
     assert "batch API" in out and "yes  Message Batches answer" in out
     assert ("GET", "/v1/messages/batches") in mock.batches.calls and KEY not in out
+
+
+async def test_each_live_client_gets_its_providers_backend() -> None:
+    from runner.providers.batch_anthropic import AnthropicBatches
+    from runner.providers.batch_backends import batch_backend
+    from runner.providers.batch_openai import OpenAIBatches
+
+    async with serve_mock() as mock, make_http_client() as http:
+        openai = batch_backend(openai_client(mock.base_url, http))
+        anthropic = batch_backend(anthropic_client(mock.base_url, http))
+    assert isinstance(openai, OpenAIBatches) and isinstance(anthropic, AnthropicBatches)
+    assert batch_backend(object()) is None
