@@ -105,10 +105,9 @@ class OpenAIBatches:
         status = _status(batch)
         if not status.ended:
             raise ValueError(f"batch {batch_id} has not ended (it is {status.provider_status})")
-        asked = {str(line.get("custom_id")): line.get("body") or {}
-                 for line in await self._file_lines(batch.get("input_file_id"))}
+        asked = _InputFile(self, batch.get("input_file_id"))
         if status.provider_status == "failed":
-            for custom_id in asked:
+            for custom_id in await asked.bodies():
                 yield BatchResult(custom_id, "errored", error=f"the batch failed: {status.failed_reason}")
             return
         seen: set[str] = set()
@@ -117,9 +116,15 @@ class OpenAIBatches:
             custom_id = str(line.get("custom_id"))
             if custom_id not in seen:
                 seen.add(custom_id)
-                yield self._result(custom_id, line, asked.get(custom_id) or {})
+                found = self._result(custom_id, line, None)
+                if found is None:  # no usage in the reply: estimated from its body, as the live path does
+                    found = self._result(custom_id, line, (await asked.bodies()).get(custom_id) or {})
+                assert found is not None
+                yield found
+        if status.provider_status == "completed" and len(seen) >= status.counts["total"]:
+            return  # every item accounted for: the input file (the largest of the three) is not needed
         missing = {"expired": "expired", "cancelled": "canceled"}.get(status.provider_status)
-        for custom_id in asked:
+        for custom_id in await asked.bodies():
             if custom_id not in seen:
                 yield (BatchResult(custom_id, missing) if missing is not None  # type: ignore[arg-type]
                        else BatchResult(custom_id, "errored", error="missing from the batch's output and error files"))
@@ -136,7 +141,9 @@ class OpenAIBatches:
     async def _file_lines(self, file_id: object) -> list[dict[str, Any]]:
         return await self._http.lines(f"/files/{file_id}/content") if isinstance(file_id, str) and file_id else []
 
-    def _result(self, custom_id: str, line: Mapping[str, Any], body: Mapping[str, Any]) -> BatchResult:
+    def _result(self, custom_id: str, line: Mapping[str, Any], body: Mapping[str, Any] | None) -> BatchResult | None:
+        """The line's result; None when its reply carried no usage and `body` (to estimate it from, as the
+        live path does) was not given."""
         error = line.get("error")
         response = line.get("response")
         if isinstance(error, dict) and error.get("code") in ("batch_expired", "batch_cancelled"):
@@ -157,12 +164,29 @@ class OpenAIBatches:
         except AttemptFailed as failed:
             return BatchResult(custom_id, "errored", error=failed.message)
         if usage is None or usage == Usage():  # as the live path does for a reply that carried none
+            if body is None:
+                return None
             usage = estimated_usage(orjson.dumps(body), turn, _max_tokens(body))
         return BatchResult(custom_id, "succeeded",
                            response=model_response(Outcome(turn, usage, 1, served_model=served_model)))
 
     def _redact(self, text: str) -> str:
         return self._http.target.secret.redact(text)
+
+
+class _InputFile:
+    """A batch's input file, downloaded on first need: custom id -> request body, in submission order."""
+
+    def __init__(self, batches: OpenAIBatches, file_id: object) -> None:
+        self._batches = batches
+        self._file_id = file_id
+        self._bodies: dict[str, Mapping[str, Any]] | None = None
+
+    async def bodies(self) -> dict[str, Mapping[str, Any]]:
+        if self._bodies is None:
+            lines = await self._batches._file_lines(self._file_id)
+            self._bodies = {str(line.get("custom_id")): line.get("body") or {} for line in lines}
+        return self._bodies
 
 
 def _status(batch: Mapping[str, Any]) -> BatchStatus:

@@ -4,7 +4,10 @@ and the batch calls' own retries (a 429 is retried once and makes one batch; a 4
 
 from __future__ import annotations
 
+import dataclasses
+
 import httpx
+import orjson
 import pytest
 
 from bench.mock_provider import BatchSettings, Failure, MockProvider, serve_mock
@@ -12,6 +15,7 @@ from runner.providers import batch_openai as module
 from runner.providers import make_http_client
 from runner.providers.batch_api import BatchItem
 from runner.providers.batch_openai import OpenAIBatches
+from runner.providers.endpoint import estimated_usage
 from runner.providers.retry import BEFORE_RETRY, RetryNotice
 from runner.providers.taxonomy import Failure as Kind
 from runner.providers.taxonomy import InfrastructureError
@@ -205,3 +209,27 @@ async def test_a_batch_over_the_providers_limit_is_refused_before_anything_is_se
         with pytest.raises(ValueError, match="at most 2 requests"):
             await batches.submit(items(batches, requests_for(3)), label="too-big")
     assert mock.batches.calls == []
+
+
+async def test_a_completed_batch_is_read_without_its_input_file_unless_a_reply_lacks_usage() -> None:
+    async with serve_mock(content_responder) as mock, make_http_client() as http:
+        batches = backend(mock, http)
+        asked = items(batches, requests_for(2))
+        batch_id = await batches.submit(asked, label="usage")
+        await until_ended(batches, batch_id)
+        batch = mock.batches.batches[batch_id]
+        await results(batches, batch_id)
+        input_read = ("GET", f"/v1/files/{batch.input_file_id}/content")
+        skipped = input_read not in mock.batches.calls
+        # A server that sends no usage (as llama-cpp-python when streaming): estimated from the body.
+        output = mock.batches.files[str(batch.output_file_id)]
+        lines = [orjson.loads(line) for line in output.content.splitlines()]
+        for line in lines:
+            del line["response"]["body"]["usage"]
+        mock.batches.files[output.id] = dataclasses.replace(output, content=b"".join(orjson.dumps(x) + b"\n"
+                                                                                    for x in lines))
+        found = await results(batches, batch_id)
+    assert skipped and input_read in mock.batches.calls
+    response = found["req-1"].response
+    assert response is not None and response.usage.estimated
+    assert response.usage == estimated_usage(orjson.dumps(asked[1].body), response.turn, 2048)
