@@ -157,7 +157,7 @@ async def test_a_refused_key_is_an_auth_failure_that_never_shows_the_key() -> No
         with pytest.raises(InfrastructureError) as refused:
             await batches.submit(items(batches, requests_for(1)), label="auth")
     assert refused.value.failure is Kind.AUTH
-    assert KEY not in str(refused.value) and KEY not in repr(batches.__dict__)
+    assert KEY not in str(refused.value) and KEY not in repr(batches.__dict__) + repr(batches._http.target)
     assert mock.batches.calls == [("POST", "/v1/files")]
 
 
