@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import httpx
 import orjson
 
 from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus
@@ -45,6 +46,8 @@ MAX_INPUT_BYTES = 200 * 1024 * 1024
 LABEL_KEY = "shiftbench_label"
 _ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 _STREAM_FIELDS = ("stream", "stream_options")
+_FILE_PURPOSES = {"api.together.xyz": "batch-api"}
+"""Hosts whose documented upload purpose for a batch input file is not OpenAI's `batch`."""
 _PAGE = 100
 """Batches per page of the list (OpenAI's most)."""
 _LIST_PAGES = 20
@@ -52,10 +55,14 @@ _LIST_PAGES = 20
 
 
 class OpenAIBatches:
-    def __init__(self, client: OpenAICompatClient, completion_window: str = "24h") -> None:
+    def __init__(self, client: OpenAICompatClient, completion_window: str = "24h", file_purpose: str = "") -> None:
+        """`file_purpose`: the input file's upload purpose; empty: `batch` (OpenAI's word), or the word a
+        known OpenAI-compatible host documents instead (Together: `batch-api`)."""
         self._client = client
         self._http = BatchHttp(client.batch_target())
         self._window = completion_window
+        host = httpx.URL(client.base_url).host
+        self._purpose = file_purpose or _FILE_PURPOSES.get(host, "batch")
 
     @property
     def name(self) -> str:
@@ -73,7 +80,7 @@ class OpenAIBatches:
         if len(items) > MAX_ITEMS or len(lines) > MAX_INPUT_BYTES:
             raise ValueError(f"a batch holds at most {MAX_ITEMS:,} requests in {MAX_INPUT_BYTES:,} bytes "
                              f"(this one: {len(items):,} in {len(lines):,}); submit it in parts")
-        uploaded = await self._http.json("POST", "/files", data={"purpose": "batch"},
+        uploaded = await self._http.json("POST", "/files", data={"purpose": self._purpose},
                                          files={"file": (f"shiftbench-{label}.jsonl", lines, "application/jsonl")})
         create = {"input_file_id": uploaded["id"], "endpoint": CHAT_ENDPOINT, "completion_window": self._window,
                   "metadata": {LABEL_KEY: label}}

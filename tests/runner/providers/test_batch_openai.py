@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from bench.mock_provider import BatchSettings, Failure, MockProvider, serve_mock
+from runner.providers import OpenAICompatClient, make_http_client
 from runner.providers import batch_openai as module
-from runner.providers import make_http_client
 from runner.providers.batch_api import BatchItem
 from runner.providers.batch_openai import OpenAIBatches
 from runner.providers.endpoint import estimated_usage
@@ -233,3 +233,14 @@ async def test_a_completed_batch_is_read_without_its_input_file_unless_a_reply_l
     response = found["req-1"].response
     assert response is not None and response.usage.estimated
     assert response.usage == estimated_usage(orjson.dumps(asked[1].body), response.turn, 2048)
+
+
+async def test_the_upload_purpose_is_openais_word_unless_the_host_documents_another() -> None:
+    async with serve_mock() as mock, make_http_client() as http:
+        default = backend(mock, http)
+        assert default._purpose == "batch"
+        together = OpenAIBatches(openai_client(mock.base_url, http), file_purpose="batch-api")
+        with pytest.raises(InfrastructureError, match="purpose must be 'batch'"):  # the mock speaks OpenAI's word
+            await together.submit(items(together, requests_for(1)), label="together")
+        known = OpenAIBatches(OpenAICompatClient("m", base_url="https://api.together.xyz/v1", api_key="k", http=http))
+    assert known._purpose == "batch-api"
