@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import orjson
 
-from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus
+from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus, ItemOutcome
 from runner.providers.batch_http import BatchHttp
 from runner.providers.endpoint import estimated_usage, model_response
 from runner.providers.failures import AttemptFailed
@@ -46,6 +46,8 @@ MAX_INPUT_BYTES = 200 * 1024 * 1024
 LABEL_KEY = "shiftbench_label"
 _ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 _STREAM_FIELDS = ("stream", "stream_options")
+_UNANSWERED: dict[str, ItemOutcome] = {"expired": "expired", "cancelled": "canceled"}
+"""What an item in neither file is, by the batch's end."""
 _FILE_PURPOSES = {"api.together.xyz": "batch-api"}
 """Hosts whose documented upload purpose for a batch input file is not OpenAI's `batch`."""
 _PAGE = 100
@@ -84,6 +86,7 @@ class OpenAIBatches:
                                          files={"file": (f"shiftbench-{label}.jsonl", lines, "application/jsonl")})
         create = {"input_file_id": uploaded["id"], "endpoint": CHAT_ENDPOINT, "completion_window": self._window,
                   "metadata": {LABEL_KEY: label}}
+
         async def made_already() -> dict[str, Any] | None:
             found = await self.find(label)
             return {"id": found} if found is not None else None
@@ -130,10 +133,10 @@ class OpenAIBatches:
                 yield found
         if status.provider_status == "completed" and len(seen) >= status.counts["total"]:
             return  # every item accounted for: the input file (the largest of the three) is not needed
-        missing = {"expired": "expired", "cancelled": "canceled"}.get(status.provider_status)
+        missing = _UNANSWERED.get(status.provider_status)
         for custom_id in await asked.bodies():
             if custom_id not in seen:
-                yield (BatchResult(custom_id, missing) if missing is not None  # type: ignore[arg-type]
+                yield (BatchResult(custom_id, missing) if missing is not None
                        else BatchResult(custom_id, "errored", error="missing from the batch's output and error files"))
 
     async def cancel(self, batch_id: str) -> None:
