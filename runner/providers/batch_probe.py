@@ -4,8 +4,8 @@
     Anthropic           GET {host}/v1/messages/batches?limit=1
 
 A 200 with a list (`data`) is yes; 404, 405 or 501 (llama.cpp, vLLM, most local servers), or a 200 that is
-not a batch list (a gateway's catch-all page), is no: `--batch tests` runs that endpoint's test episodes
-live. A refused key is said as such (the live probe would fail too); anything else is "could not tell".
+not a batch list (a gateway's catch-all page), is no: that endpoint's calls run live (`batch = "off"` for
+it). A refused key is said as such (the live probe would fail too); anything else is "could not tell".
 Asked once by `probe --full`, not retried: a probe answers in seconds.
 """
 
@@ -25,6 +25,7 @@ __all__ = ["BatchSupport", "batch_support", "render_batch_support"]
 
 _TIMEOUT_S = 10.0
 _ABSENT = (404, 405, 501)
+_LIVE = 'its calls run live (batch = "off" for this endpoint)'
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,13 @@ async def batch_support(client: OpenAICompatClient | AnthropicClient) -> BatchSu
         return BatchSupport(None, f"could not tell: {transport_failure(exc, target.secret).message}")
     status = response.status_code
     if status in _ABSENT:
-        return BatchSupport(False, f"no batch API (GET {path} answered {status}): --batch tests runs it live")
+        return BatchSupport(False, f"no batch API (GET {path} answered {status}): {_LIVE}")
     if status in (401, 403):
         return BatchSupport(None, f"could not tell: the key was refused (HTTP {status}: {_text(response, target)})")
     if status != 200:
         return BatchSupport(None, f"could not tell: GET {path} answered HTTP {status}: {_text(response, target)}")
     if not _is_list(response.content):
-        return BatchSupport(False, f"no batch API (GET {path} answered a page that is no batch list): runs live")
+        return BatchSupport(False, f"no batch API (GET {path} answered a page that is no batch list): {_LIVE}")
     return BatchSupport(True, f"{api} answer: --batch tests sends its test episodes there")
 
 

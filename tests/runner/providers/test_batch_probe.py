@@ -34,7 +34,7 @@ async def test_a_vllm_like_server_offers_none_and_runs_live() -> None:
     async with serve_mock(with_quirks(MODES["compliant"])) as mock, make_http_client() as http:
         mock.info, mock.batches.offered = vllm_info(), False
         found = await batch_support(openai_client(mock.base_url, http))
-    assert found.offered is False and found.detail.endswith("runs it live")
+    assert found.offered is False and found.detail.endswith('its calls run live (batch = "off" for this endpoint)')
     assert render_batch_support(found, 12) == f"  {'batch API':<12}  no   {found.detail}"
 
 
