@@ -167,3 +167,18 @@ async def test_a_failed_results_download_is_retried_and_no_item_is_handed_out_tw
         found = await results(batches, batch_id)
     assert sorted(found) == ["req-0", "req-1", "req-2"]
     assert mock.batches.calls.count(("GET", f"/v1/messages/batches/{batch_id}/results")) == 2
+
+
+async def test_a_slow_batch_reports_its_progress_until_it_ends() -> None:
+    clock = [1_800_000_000.0]
+    async with serve_mock() as mock, make_http_client() as http:
+        mock.batches.clock, mock.batches.settings = (lambda: clock[0]), BatchSettings(latency_s=100)
+        batches = backend(mock, http)
+        batch_id = await batches.submit(items(batches, requests_for(4)), label="")
+        clock[0] += 75
+        partway = await batches.status(batch_id)
+        clock[0] += 25
+        ended = await batches.status(batch_id)
+    assert (partway.ended, partway.provider_status) == (False, "in_progress")
+    assert partway.counts == {"processing": 1, "succeeded": 3, "errored": 0, "canceled": 0, "expired": 0}
+    assert ended.ended and ended.counts["succeeded"] == 4

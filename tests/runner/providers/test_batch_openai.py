@@ -244,3 +244,19 @@ async def test_the_upload_purpose_is_openais_word_unless_the_host_documents_anot
             await together.submit(items(together, requests_for(1)), label="together")
         known = OpenAIBatches(OpenAICompatClient("m", base_url="https://api.together.xyz/v1", api_key="k", http=http))
     assert known._purpose == "batch-api"
+
+
+async def test_a_slow_batch_reports_its_progress_until_it_ends() -> None:
+    clock = [1_800_000_000.0]
+    async with serve_mock() as mock, make_http_client() as http:
+        mock.batches.clock, mock.batches.settings = (lambda: clock[0]), BatchSettings(latency_s=100)
+        batches = backend(mock, http)
+        batch_id = await batches.submit(items(batches, requests_for(4)), label="slow")
+        clock[0] += 50
+        halfway = await batches.status(batch_id)
+        clock[0] += 50
+        finalizing = await batches.status(batch_id)
+        ended = await batches.status(batch_id)
+    assert (halfway.ended, halfway.provider_status) == (False, "in_progress")
+    assert halfway.counts == {"total": 4, "succeeded": 2, "errored": 0, "processing": 2}
+    assert (finalizing.ended, finalizing.provider_status, ended.provider_status) == (False, "finalizing", "completed")
