@@ -146,6 +146,8 @@ class MockBatches:
         batch = self._batch(rest[0], "openai")
         if rest[1:] == ["cancel"] and method == "POST":
             self._cancel(batch)
+            if batch.cancel_at is None:  # it had ended: OpenAI refuses to cancel it
+                raise _Refused(Failure(400, f"Cannot cancel a batch with status '{batch.phase}'."))
             return _ok(objects.openai_batch(batch))
         if rest[1:] or method != "GET":
             raise _Refused(Failure(404, f"no route {method} /v1/batches/{'/'.join(rest)}"))

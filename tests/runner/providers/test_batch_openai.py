@@ -260,3 +260,14 @@ async def test_a_slow_batch_reports_its_progress_until_it_ends() -> None:
     assert (halfway.ended, halfway.provider_status) == (False, "in_progress")
     assert halfway.counts == {"total": 4, "succeeded": 2, "errored": 0, "processing": 2}
     assert (finalizing.ended, finalizing.provider_status, ended.provider_status) == (False, "finalizing", "completed")
+
+
+async def test_a_batch_that_ends_while_being_cancelled_is_no_error() -> None:
+    async with serve_mock() as mock, make_http_client() as http:
+        batches = backend(mock, http)
+        batch_id = await batches.submit(items(batches, requests_for(1)), label="race")
+        await batches.cancel(batch_id)  # status: finalizing (not ended); by the cancel it has completed
+        status = await batches.status(batch_id)
+        found = await results(batches, batch_id)
+    assert mock.batches.calls.count(("POST", f"/v1/batches/{batch_id}/cancel")) == 1  # refused with a 400
+    assert status.provider_status == "completed" and found["req-0"].outcome == "succeeded"
