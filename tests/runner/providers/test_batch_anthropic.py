@@ -12,6 +12,8 @@ from bench.mock_provider import BatchSettings, Failure, MockProvider, serve_mock
 from runner.providers import make_http_client
 from runner.providers.anthropic import parse_message
 from runner.providers.batch_anthropic import AnthropicBatches
+from runner.providers.batch_api import BatchItem
+from runner.providers.prompt_cache import FIVE_MINUTES, ONE_HOUR, StreamCadence
 from runner.providers.retry import RetryNotice
 from runner.providers.taxonomy import Failure as Kind
 from runner.providers.taxonomy import InfrastructureError
@@ -30,12 +32,14 @@ async def test_results_carry_the_live_turn_and_usage_for_each_custom_id() -> Non
         batch_id = await batches.submit(items(batches, asked), label="ignored")
         status = await until_ended(batches, batch_id)
         found = await results(batches, batch_id)
-        live = anthropic_client(mock.base_url, http)  # the live client streams
+        # The live client streams; with its endpoint's cache_ttl at 1 hour it marks as the batch does.
+        live = anthropic_client(mock.base_url, http, cadence=StreamCadence(fixed=ONE_HOUR))
         expected = {f"req-{n}": await live.respond(r) for n, r in enumerate(asked)}
     assert status.provider_status == "ended" and status.counts["succeeded"] == 3
     for custom_id, response in expected.items():
         assert found[custom_id].outcome == "succeeded"
         assert found[custom_id].response == response  # thinking kept with its signature, usage, TTL
+    assert expected["req-0"].cache_ttl == "1h"
     usage = expected["req-0"].usage
     assert (usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens,
             usage.output_tokens) == (700, 400, 120, 20, 31)
@@ -63,10 +67,23 @@ async def test_item_bodies_are_the_live_body_without_stream() -> None:
     async with serve_mock() as mock, make_http_client() as http:
         client = anthropic_client(mock.base_url, http)
         asked = requests_for(1)[0]
-        live = client.body(asked)
+        live = client.body(asked, ONE_HOUR)
         batched = AnthropicBatches(client).body(asked)
     assert live.pop("stream") is True
-    assert batched == live and b"cache_control" in repr(batched).encode()
+    assert batched == live and "'ttl': '1h'" in repr(batched)
+
+
+async def test_the_cache_ttl_is_the_endpoints_fixed_one_else_an_hour() -> None:
+    async with serve_mock() as mock, make_http_client() as http:
+        asked = requests_for(1)[0]
+        fixed = AnthropicBatches(anthropic_client(mock.base_url, http, cadence=StreamCadence(fixed=FIVE_MINUTES)))
+        asked_for = AnthropicBatches(anthropic_client(mock.base_url, http), cache_ttl=FIVE_MINUTES)
+        marks = [repr(b.body(asked)) for b in (fixed, asked_for)]
+        batch_id = await fixed.submit([BatchItem("a", fixed.body(asked))], label="")
+        await until_ended(fixed, batch_id)
+        found = await results(fixed, batch_id)
+    assert all("'cache_control': {'type': 'ephemeral'}" in m and "'ttl'" not in m for m in marks)
+    assert found["a"].response is not None and found["a"].response.cache_ttl == "5m"
 
 
 async def test_errored_expired_and_canceled_items() -> None:
