@@ -15,10 +15,8 @@ from runner.journal import Journal
 from runner.models.endpoints import endpoint_of
 from runner.models.registry import ModelEntry
 from runner.providers.anthropic import AnthropicClient
-from runner.providers.batch_anthropic import AnthropicBatches
 from runner.providers.batch_api import BatchBackend
-from runner.providers.batch_openai import OpenAIBatches
-from runner.providers.openai_compat import OpenAICompatClient
+from runner.providers.batch_backends import batch_backend
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["BATCH_KINDS", "batch_prices", "make_batcher"]
@@ -41,7 +39,7 @@ def batch_prices(config: SweepConfig, entries: Mapping[str, ModelEntry],
                else "run it with --batch off")
         if entry.offline:
             raise ShiftbenchInputError(f"--batch tests: '{name}' runs in-process and has no batch API; {off}")
-        if entry.kind not in BATCH_KINDS or not isinstance(entry.client, OpenAICompatClient | AnthropicClient):
+        if entry.kind not in BATCH_KINDS or batch_backend(entry.client) is None:
             raise ShiftbenchInputError(f"--batch tests: '{name}' is a {entry.kind} endpoint, which has no batch API "
                                        f"shiftbench can use; {off} (its calls then run live)")
         price = prices.get(name)
@@ -53,10 +51,9 @@ def batch_prices(config: SweepConfig, entries: Mapping[str, ModelEntry],
 
 
 def _backend(entry: ModelEntry) -> BatchBackend:
-    if isinstance(entry.client, AnthropicClient):
-        return AnthropicBatches(entry.client)
-    assert isinstance(entry.client, OpenAICompatClient), f"{entry.name} has no batch API (checked at start)"
-    return OpenAIBatches(entry.client)
+    backend = batch_backend(entry.client)
+    assert backend is not None, f"{entry.name} has no batch API (checked at start)"
+    return backend
 
 
 def make_batcher(config: SweepConfig, entries: Mapping[str, ModelEntry], batched: Mapping[str, Price],
