@@ -146,6 +146,9 @@ class Batcher:
         body = self._lanes[model].backend.body(request)
         while True:
             pending = self._pending.get(custom_id)
+            if pending is None and self._spent_tries(custom_id):
+                self.figures.sent_live += 1  # failed in its batches before (a resume): live, not a third try
+                raise SendLive(f"batch item {custom_id[:12]} failed in {self._tries[custom_id]} batches already")
             if pending is None:
                 pending = Pending(custom_id, unit_id, body, tries=self._tries[custom_id])
                 self._pending[custom_id] = pending
@@ -168,10 +171,15 @@ class Batcher:
             if refused is not None:
                 raise refused
             self._tries[custom_id] = max(self._tries[custom_id], pending.tries + 1)
-            if self._timing.on_item_failure == "live" or self._tries[custom_id] >= MAX_BATCH_TRIES:
+            if self._spent_tries(custom_id):
                 self.figures.sent_live += 1
                 raise SendLive(f"batch item {result.outcome}: {result.error or 'no answer'}")
             self.figures.resubmitted += 1
+
+    def _spent_tries(self, custom_id: str) -> bool:
+        """Whether the item has had all the batches it gets (one, with on_item_failure = "live")."""
+        tries = self._tries[custom_id]
+        return tries >= MAX_BATCH_TRIES or (tries >= 1 and self._timing.on_item_failure == "live")
 
     async def cancel_outstanding(self) -> None:
         """The budget stop: nothing more is submitted; what waits unsubmitted ends unsent; every batch the

@@ -310,3 +310,15 @@ async def test_a_resume_after_a_budget_stop_asks_again_what_was_never_answered(t
     assert got == {"a": "re: a", "b": "re: b"}
     assert resumed.submitted == {cid("b"): 1}  # a was answered before the stop; b never was
     assert [(r.status, r.resubmission) for r in rows] == [("cancelled", 0), ("collected", 0)]
+
+
+async def test_an_item_that_failed_twice_before_a_resume_goes_live_without_a_third_batch(tmp_path: Path) -> None:
+    backend = FakeBackend(outcome=lambda custom_id, seen: "expired")
+    path = tmp_path / "j.sqlite"
+    async with open_journal(path) as journal, batcher_of(journal, {"m": backend}, wait_s=0.01) as batcher:
+        with pytest.raises(SendLive):
+            await batcher.ask("m", cid("a"), "u", request("a"))
+    async with open_journal(path) as journal, batcher_of(journal, {"m": backend}, wait_s=0.01) as batcher:
+        with pytest.raises(SendLive):  # the episode died before its live call; resumed, it asks again
+            await batcher.ask("m", cid("a"), "u", request("a"))
+    assert backend.submitted[cid("a")] == 2
