@@ -4,13 +4,14 @@ the batch price (route 'batch'), serving stays live, rewards equal the live swee
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from bench.mock_batch_state import BatchSettings
-from bench.mock_provider import serve_mock, tool_loop
+from bench.mock_provider import MockUsage, Recorded, Reply, Responder, Response, serve_mock, tool_loop
 from runner.config.settings import SweepConfig
 from runner.schedule.sweep import resume_sweep, start_sweep
 from simulators.errors import ShiftbenchInputError
@@ -132,3 +133,38 @@ async def test_errored_items_are_resubmitted_once_then_sent_live(built_suite: Pa
     tries = 2 if on_failure == "resubmit" else 1
     assert {submissions[custom_id] for custom_id in errored} == {tries}
     assert resubmitted == (errored if on_failure == "resubmit" else set())
+
+
+def judging(inner: Responder) -> Responder:
+    """`inner`'s answers, except that a pitch judge's request gets a verdict labelling every item."""
+
+    def respond(request: Recorded) -> Response:
+        messages = request.body.get("messages") if isinstance(request.body, dict) else None
+        messages = messages if isinstance(messages, list) else []
+        system = next((m.get("content") for m in messages if m.get("role") == "system"), "")
+        if isinstance(system, str) and system.startswith("You grade a sales pitch"):
+            sheet = str(messages[-1].get("content")).split("(id: fact):\n", 1)[1].split("\n\nPitch:", 1)[0]
+            ids = [line[2:].split(":", 1)[0] for line in sheet.splitlines() if line.startswith("- ")]
+            return Reply(text=json.dumps({"labels": dict.fromkeys(ids, "mentioned"), "invented_claims": []}),
+                         usage=MockUsage(input_tokens=300, output_tokens=40))
+        return inner(request)
+
+    return respond
+
+
+async def test_the_pitch_judge_of_test_episodes_is_batched_and_of_serving_live(built_suite: Path,
+                                                                               tmp_path: Path) -> None:
+    async with serve_mock(judging(tool_loop(calls_before_finish=1))) as mock:
+        def config(batch: str) -> SweepConfig:
+            base = dataclasses.replace(config_for(mock.base_url, built_suite, batch), scenarios=("pitch_l1",))
+            return dataclasses.replace(base, judge=base.models[0])
+
+        live = await start_sweep(config("off"), tmp_path / "live.sqlite", "none", quiet)
+        batched = await start_sweep(config("tests"), tmp_path / "b.sqlite", "none", quiet)
+    assert live.status == batched.status == "completed"
+    assert episode_rewards(tmp_path / "b.sqlite") == episode_rewards(tmp_path / "live.sqlite")
+    with sqlite3.connect(tmp_path / "b.sqlite") as db:
+        routes = dict(db.execute(
+            "SELECT u.phase || ':' || c.purpose || ':' || c.route, count(*) FROM model_calls c JOIN units u "
+            "ON u.run_id = c.run_id AND u.unit_id = c.unit_id GROUP BY 1").fetchall())
+    assert set(routes) == {"serving:agent:live", "serving:judge:live", "test:agent:batch", "test:judge:batch"}
