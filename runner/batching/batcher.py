@@ -35,6 +35,7 @@ from runner.batching.waiting import (
     first_of,
     rejection,
 )
+from runner.common.errors import RunAborted
 from runner.journal import Batch, Journal
 from runner.providers.batch_api import BatchBackend, BatchItem, BatchResult, BatchStatus
 from runner.providers.taxonomy import InfrastructureError
@@ -113,9 +114,11 @@ class Batcher:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Batcher]:
         """The collectors and pollers run inside; the run's unfinished batches are picked up first."""
+        followed = await self._recover()  # before any task: a start that cannot go on stops plainly
         async with anyio.create_task_group() as group:
             self._group = group
-            await self._recover(group)
+            for lane, label, batch_id, custom_ids in followed:
+                group.start_soon(self._follow, lane, label, batch_id, custom_ids)
             # Second tries wait apart, so a batch is all first tries or all resubmissions (its column says which).
             for model in self._lanes:
                 for again in (False, True):
@@ -238,6 +241,15 @@ class Batcher:
         except Exception:
             return None
 
+    async def _find_at_start(self, lane: Lane, label: str) -> str | None:
+        """A batch the last process was creating: only a provider that answers "not there" lets its
+        requests go again; one that cannot be asked stops the start (else they might be paid twice)."""
+        try:
+            return await lane.backend.find(label)
+        except InfrastructureError as exc:
+            raise RunAborted(f"cannot tell whether batch {label} (being created when the run stopped) exists: "
+                             f"{exc.headline()}; resume again once {lane.endpoint} answers") from exc
+
     async def _not_created(self, label: str, items: list[Pending], failure: BaseException) -> None:
         await self._journal.commit(Batch().batch_status(self._run_id, label, "cancelled",
                                                         f"not created: {type(failure).__name__}", time.time()))
@@ -307,9 +319,11 @@ class Batcher:
 
     # ------------------------------------------------------------------------------------ recovering
 
-    async def _recover(self, group: anyio.abc.TaskGroup) -> None:
+    async def _recover(self) -> list[tuple[Lane, str, str, set[str]]]:
         """Pick up what an earlier process of this run left: answers never used, items that failed, and
-        the batches not collected yet (each waited on by the requests it holds)."""
+        the batches not collected yet, each waited on by the requests it holds (returned to be followed:
+        lane, label, batch id, custom ids)."""
+        followed: list[tuple[Lane, str, str, set[str]]] = []
         read = self._journal.read
         self._answered.update(await read.unused_answers(self._run_id))
         self._tries.update(await read.failed_tries(self._run_id))
@@ -322,7 +336,7 @@ class Batcher:
             if lane is None:
                 continue  # the model is not batched in this process (its endpoint was turned off)
             items = [i for i in await read.batch_items(self._run_id, row.label) if i.status == "pending"]
-            batch_id = row.batch_id or await self._find_quietly(lane, row.label)
+            batch_id = row.batch_id or await self._find_at_start(lane, row.label)
             if not batch_id:
                 await self._journal.commit(Batch().batch_status(
                     self._run_id, row.label, "cancelled", "not found by label: submitted again", time.time()))
@@ -336,4 +350,5 @@ class Batcher:
                 self._pending.setdefault(item.custom_id, Pending(item.custom_id, item.unit_id, None,
                                                                  tries=self._tries[item.custom_id]))
             self.figures.recovered += 1
-            group.start_soon(self._follow, lane, row.label, batch_id, {i.custom_id for i in items})
+            followed.append((lane, row.label, batch_id, {i.custom_id for i in items}))
+        return followed

@@ -13,6 +13,7 @@ import pytest
 
 from runner.batching.batcher import Batcher, Lane
 from runner.batching.waiting import BatchCancelled, BatchTiming, SendLive
+from runner.common.errors import RunAborted
 from runner.journal import Batch, Journal, open_journal
 from runner.providers.batch_api import BatchItem
 from runner.providers.taxonomy import Failure, InfrastructureError
@@ -322,3 +323,19 @@ async def test_an_item_that_failed_twice_before_a_resume_goes_live_without_a_thi
         with pytest.raises(SendLive):  # the episode died before its live call; resumed, it asks again
             await batcher.ask("m", cid("a"), "u", request("a"))
     assert backend.submitted[cid("a")] == 2
+
+
+async def test_a_provider_that_cannot_be_asked_about_a_batch_being_created_stops_the_start(tmp_path: Path) -> None:
+    class Unreachable(FakeBackend):
+        async def find(self, label: str) -> str | None:
+            raise InfrastructureError("connection refused", failure=Failure.TRANSPORT)
+
+    backend = Unreachable()
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await journal.commit(Batch().provider_batch(RUN, f"sb-{RUN}-00001", "fake", "http://m", "m", [(cid("a"), "u")],
+                                                    1, 0, 0.0))
+        with pytest.raises(RunAborted, match="cannot tell whether batch sb-r1-00001"):
+            async with batcher_of(journal, {"m": backend}):
+                pass
+        rows = await journal.read.open_batches(RUN)
+    assert [r.status for r in rows] == ["submitting"] and backend.submits == 0  # kept for the next resume
