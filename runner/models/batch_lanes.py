@@ -17,9 +17,11 @@ from runner.models.registry import ModelEntry
 from runner.providers.anthropic import AnthropicClient
 from runner.providers.batch_api import BatchBackend
 from runner.providers.batch_backends import batch_backend
+from runner.providers.batch_probe import batch_support
+from runner.providers.openai_compat import OpenAICompatClient
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["BATCH_KINDS", "batch_prices", "make_batcher"]
+__all__ = ["BATCH_KINDS", "batch_prices", "make_batcher", "refuse_without_batch_api"]
 
 BATCH_KINDS = ("openai", "anthropic", "openai-compatible")
 """Endpoint kinds with a batch API shiftbench speaks (an OpenAI-compatible server only when it offers
@@ -48,6 +50,23 @@ def batch_prices(config: SweepConfig, entries: Mapping[str, ModelEntry],
                                        f'[prices."{name}".batch] to the sweep file, or {off}')
         batched[name] = price.batch
     return batched
+
+
+async def refuse_without_batch_api(config: SweepConfig, entries: Mapping[str, ModelEntry],
+                                   batched: Mapping[str, Price]) -> None:
+    """Ask each batching model's endpoint whether it offers a batch API (one GET of its batch list, as
+    `probe --full` does), before a paid call: a server that says no (llama.cpp, vLLM) is refused with one
+    line; one that cannot say is let through (its first batch tells)."""
+    for name in batched:
+        client = entries[name].client
+        if not isinstance(client, OpenAICompatClient | AnthropicClient):
+            continue
+        found = await batch_support(client)
+        if found.offered is False:
+            fix = (f'set [endpoints."{name}"] batch = "off" in the sweep file' if name in config.endpoints
+                   else "run it with --batch off")
+            raise ShiftbenchInputError(f"--batch tests: '{name}' at {endpoint_of(name, config.endpoints).base_url} "
+                                       f"offers {found.detail.split(':')[0]}; {fix}")
 
 
 def _backend(entry: ModelEntry) -> BatchBackend:

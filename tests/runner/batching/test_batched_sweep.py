@@ -168,3 +168,15 @@ async def test_the_pitch_judge_of_test_episodes_is_batched_and_of_serving_live(b
             "SELECT u.phase || ':' || c.purpose || ':' || c.route, count(*) FROM model_calls c JOIN units u "
             "ON u.run_id = c.run_id AND u.unit_id = c.unit_id GROUP BY 1").fetchall())
     assert set(routes) == {"serving:agent:live", "serving:judge:live", "test:agent:batch", "test:judge:batch"}
+
+
+async def test_a_server_without_a_batch_api_is_refused_before_a_paid_call(built_suite: Path, tmp_path: Path) -> None:
+    async with serve_mock() as mock:
+        mock.batches.offered = False  # as llama.cpp and vLLM answer
+        with pytest.raises(ShiftbenchInputError) as refused:
+            await start_sweep(config_for(mock.base_url, built_suite, "tests"), tmp_path / "j.sqlite", "none", quiet)
+        paid = [r for r in mock.requests if r.path.endswith("/chat/completions")]
+    assert str(refused.value) == (
+        f"--batch tests: 'openai-compatible:mock@{mock.base_url}/v1' at {mock.base_url}/v1 offers no batch API "
+        "(GET /batches answered 404); run it with --batch off")
+    assert not paid and not (tmp_path / "j.sqlite").exists()  # refused before the probe; nothing journaled
