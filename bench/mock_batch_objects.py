@@ -1,11 +1,13 @@
 """What the mock's batch APIs send: OpenAI's file and batch objects and its output / error file lines,
 Anthropic's message batch object and its result lines, in the documented shapes (OpenAI Batch API and
 Files reference; Anthropic Message Batches reference). Pure functions of a `Batch` (bench/mock_batch_state.py).
+Result lines come in no order a client may rely on (a hash of the custom id), as both providers warn.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass
 
 import orjson
@@ -66,7 +68,7 @@ def openai_result_lines(batch: Batch) -> tuple[list[JSON], list[JSON]]:
     items (their status and error body), expired and cancelled ones to the error file."""
     output: list[JSON] = []
     errors: list[JSON] = []
-    for number, (custom_id, _) in enumerate(batch.items, 1):
+    for number, (custom_id, _) in _any_order(batch):
         outcome = batch.outcomes.get(custom_id)
         if outcome is None:
             continue
@@ -101,7 +103,14 @@ def anthropic_batch(batch: Batch, base_url: str) -> JSON:
 
 def anthropic_results(batch: Batch) -> list[JSON]:
     return [{"custom_id": custom_id, "result": _anthropic_result(batch.outcomes[custom_id])}
-            for custom_id, _ in batch.items if custom_id in batch.outcomes]
+            for _, (custom_id, _) in _any_order(batch) if custom_id in batch.outcomes]
+
+
+def _any_order(batch: Batch) -> list[tuple[int, tuple[str, JSON]]]:
+    """The items numbered from 1, in no order a client may rely on (both providers warn that results
+    need not follow the input): sorted by a hash of the custom id, the same every run."""
+    numbered = list(enumerate(batch.items, 1))
+    return sorted(numbered, key=lambda entry: hashlib.sha256(entry[1][0].encode()).digest())
 
 
 def _anthropic_result(outcome: Outcome) -> JSON:

@@ -16,7 +16,8 @@ batched request gets the reply a live one would. Settings (`mock.batches.setting
 at its creation): latency, errored items, expiry with part done, whole-batch failure
 (bench/mock_batch_state.py). `offered = False`: every batch route answers 404, as llama.cpp and vLLM do.
 `key`: when set, a request without it is refused with 401. `fail_next(method, path, *failures)`: the
-next requests to that route answer these failures (e.g. a 429 on batch create) before working again.
+next requests to that route answer these failures (e.g. a 429 on batch create) before working again;
+`lose_next_answer(method, path)`: the next one is carried out but its connection drops unanswered.
 
 The mock's checks, stricter where the providers are vague: a batch whose lines are not POSTs to its
 endpoint, repeat a custom id, mix models or ask for streaming fails validation (OpenAI) or is refused
@@ -68,16 +69,22 @@ class MockBatches:
         self.calls: list[tuple[str, str]] = []
         """(method, path) of every batch-API request, answered or refused."""
         self._faults: dict[tuple[str, str], deque[Failure]] = {}
+        self._lost: set[tuple[str, str]] = set()
         self._ids = itertools.count(1)
 
     def fail_next(self, method: str, path: str, *failures: Failure) -> None:
         self._faults.setdefault((method, path), deque()).extend(failures)
 
+    def lose_next_answer(self, method: str, path: str) -> None:
+        """The next request to that route is carried out, then its connection drops before the answer:
+        the client cannot know whether it was (a create whose answer is lost must not be made twice)."""
+        self._lost.add((method, path))
+
     def handles(self, path: str) -> bool:
         return urlsplit(path).path.startswith(_ROUTES)
 
-    def serve(self, method: str, target: str, headers: Mapping[str, str], raw: bytes) -> bytes:
-        """The whole HTTP response to one batch-API request."""
+    def serve(self, method: str, target: str, headers: Mapping[str, str], raw: bytes) -> bytes | None:
+        """The whole HTTP response to one batch-API request; None: drop the connection unanswered."""
         split = urlsplit(target)
         path, query = split.path.rstrip("/"), {k: v[-1] for k, v in parse_qs(split.query).items()}
         dialect: Dialect = "anthropic" if path.startswith("/v1/messages") else "openai"
@@ -93,9 +100,13 @@ class MockBatches:
             return _failure(dialect, Failure(401, "invalid x-api-key" if dialect == "anthropic"
                                              else "Incorrect API key provided"))
         try:
-            return self._route(method, path, query, headers, raw)
+            answer = self._route(method, path, query, headers, raw)
         except _Refused as refused:
             return _failure(dialect, refused.failure)
+        if (method, path) in self._lost:
+            self._lost.discard((method, path))
+            return None
+        return answer
 
     def _route(self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str],
                raw: bytes) -> bytes:
@@ -135,6 +146,8 @@ class MockBatches:
         batch = self._batch(rest[0], "openai")
         if rest[1:] == ["cancel"] and method == "POST":
             self._cancel(batch)
+            if batch.cancel_at is None:  # it had ended: OpenAI refuses to cancel it
+                raise _Refused(Failure(400, f"Cannot cancel a batch with status '{batch.phase}'."))
             return _ok(objects.openai_batch(batch))
         if rest[1:] or method != "GET":
             raise _Refused(Failure(404, f"no route {method} /v1/batches/{'/'.join(rest)}"))

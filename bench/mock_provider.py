@@ -172,7 +172,10 @@ class MockProvider:
         method, path, headers = wire.parse_head(head)
         raw = await reader.receive_exactly(int(headers.get("content-length", "0")))
         if self.batches.handles(path):
-            await stream.send(self.batches.serve(method, path, headers, raw))
+            answer = self.batches.serve(method, path, headers, raw)
+            if answer is None:
+                return False  # carried out, answer lost: the connection closes unanswered
+            await stream.send(answer)
             return True
         try:
             body = orjson.loads(raw) if raw else {}

@@ -13,5 +13,5 @@ paying twice.
 The client stack (`runner.models.stack`) puts a batching model's test calls through here, below its price
 layer, so an item reserves its worst case at the batch price before it joins a batch.
 
-Arrows: batching -> journal, providers.
+Arrows: batching -> journal, providers, common.
 """

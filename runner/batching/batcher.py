@@ -35,6 +35,7 @@ from runner.batching.waiting import (
     first_of,
     rejection,
 )
+from runner.common.errors import RunAborted
 from runner.journal import Batch, Journal
 from runner.providers.batch_api import BatchBackend, BatchItem, BatchResult, BatchStatus
 from runner.providers.taxonomy import InfrastructureError
@@ -51,6 +52,8 @@ class Lane:
 
     backend: BatchBackend
     endpoint: str
+    api: str = ""
+    """Which batch API ('openai', 'anthropic'), journaled with each batch; empty: the backend's name."""
 
 
 @dataclass
@@ -88,7 +91,7 @@ class Batcher:
         self._timing = timing
         self._clock = clock or WallClock()
         self._say = say
-        self._collectors: dict[str, Collector] = {}
+        self._collectors: dict[tuple[str, bool], Collector] = {}
         self._pending: dict[str, Pending] = {}
         self._answered: dict[str, bytes] = {}
         self._tries: Counter[str] = Counter()
@@ -111,14 +114,18 @@ class Batcher:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Batcher]:
         """The collectors and pollers run inside; the run's unfinished batches are picked up first."""
+        followed = await self._recover()  # before any task: a start that cannot go on stops plainly
         async with anyio.create_task_group() as group:
             self._group = group
-            await self._recover(group)
+            for lane, label, batch_id, custom_ids in followed:
+                group.start_soon(self._follow, lane, label, batch_id, custom_ids)
+            # Second tries wait apart, so a batch is all first tries or all resubmissions (its column says which).
             for model in self._lanes:
-                collector = Collector(self._timing.max_items, self._timing.wait_s, self._clock,
-                                      functools.partial(self._submit, model))
-                self._collectors[model] = collector
-                group.start_soon(collector.run, group)
+                for again in (False, True):
+                    collector = Collector(self._timing.max_items, self._timing.wait_s, self._clock,
+                                          functools.partial(self._submit, model))
+                    self._collectors[(model, again)] = collector
+                    group.start_soon(collector.run, group)
             try:
                 yield self
             finally:
@@ -142,10 +149,13 @@ class Batcher:
         body = self._lanes[model].backend.body(request)
         while True:
             pending = self._pending.get(custom_id)
+            if pending is None and self._spent_tries(custom_id):
+                self.figures.sent_live += 1  # failed in its batches before (a resume): live, not a third try
+                raise SendLive(f"batch item {custom_id[:12]} failed in {self._tries[custom_id]} batches already")
             if pending is None:
                 pending = Pending(custom_id, unit_id, body, tries=self._tries[custom_id])
                 self._pending[custom_id] = pending
-                self._collectors[model].add(pending)
+                self._collectors[(model, pending.tries > 0)].add(pending)
             elif pending.body is None:
                 pending.body = body  # recovered from the journal: resubmittable now
             await pending.done.wait()
@@ -164,10 +174,15 @@ class Batcher:
             if refused is not None:
                 raise refused
             self._tries[custom_id] = max(self._tries[custom_id], pending.tries + 1)
-            if self._timing.on_item_failure == "live" or self._tries[custom_id] >= MAX_BATCH_TRIES:
+            if self._spent_tries(custom_id):
                 self.figures.sent_live += 1
                 raise SendLive(f"batch item {result.outcome}: {result.error or 'no answer'}")
             self.figures.resubmitted += 1
+
+    def _spent_tries(self, custom_id: str) -> bool:
+        """Whether the item has had all the batches it gets (one, with on_item_failure = "live")."""
+        tries = self._tries[custom_id]
+        return tries >= MAX_BATCH_TRIES or (tries >= 1 and self._timing.on_item_failure == "live")
 
     async def cancel_outstanding(self) -> None:
         """The budget stop: nothing more is submitted; what waits unsubmitted ends unsent; every batch the
@@ -194,10 +209,10 @@ class Batcher:
         self._labels += 1
         self._rounds[model] += 1
         label = f"sb-{self._run_id}-{self._labels:05d}"
-        resubmitted = sum(p.tries > 0 for p in items)
+        resubmitted = int(any(p.tries > 0 for p in items))
         await self._journal.commit(Batch().provider_batch(
-            self._run_id, label, lane.backend.name, lane.endpoint, model, [(p.custom_id, p.unit_id) for p in items],
-            self._rounds[model], resubmitted, time.time()))
+            self._run_id, label, lane.api or lane.backend.name, lane.endpoint, model,
+            [(p.custom_id, p.unit_id) for p in items], self._rounds[model], resubmitted, time.time()))
         if self._stopped:
             await self._not_created(label, items, BatchCancelled("the run stopped for its budget before submission"))
             return
@@ -210,7 +225,8 @@ class Batcher:
                 await self._not_created(label, items, exc)
                 return
             batch_id = found
-        await self._journal.commit(Batch().batch_created(self._run_id, label, batch_id, "submitted"))
+        with anyio.CancelScope(shield=True):  # created means journaled, or a resume must find it by label
+            await self._journal.commit(Batch().batch_created(self._run_id, label, batch_id, "submitted"))
         self.figures.batches += 1
         self.figures.items += len(items)
         if self._stopped:
@@ -224,6 +240,15 @@ class Batcher:
             return await lane.backend.find(label)
         except Exception:
             return None
+
+    async def _find_at_start(self, lane: Lane, label: str) -> str | None:
+        """A batch the last process was creating: only a provider that answers "not there" lets its
+        requests go again; one that cannot be asked stops the start (else they might be paid twice)."""
+        try:
+            return await lane.backend.find(label)
+        except InfrastructureError as exc:
+            raise RunAborted(f"cannot tell whether batch {label} (being created when the run stopped) exists: "
+                             f"{exc.headline()}; resume again once {lane.endpoint} answers") from exc
 
     async def _not_created(self, label: str, items: list[Pending], failure: BaseException) -> None:
         await self._journal.commit(Batch().batch_status(self._run_id, label, "cancelled",
@@ -294,16 +319,14 @@ class Batcher:
 
     # ------------------------------------------------------------------------------------ recovering
 
-    async def _recover(self, group: anyio.abc.TaskGroup) -> None:
+    async def _recover(self) -> list[tuple[Lane, str, str, set[str]]]:
         """Pick up what an earlier process of this run left: answers never used, items that failed, and
-        the batches not collected yet (each waited on by the requests it holds)."""
+        the batches not collected yet, each waited on by the requests it holds (returned to be followed:
+        lane, label, batch id, custom ids)."""
+        followed: list[tuple[Lane, str, str, set[str]]] = []
         read = self._journal.read
-        every = await read.batch_items(self._run_id)
-        for item in every:
-            if item.status == "succeeded" and item.answer is not None:
-                self._answered[item.custom_id] = item.answer
-            elif item.status in _FAILED:
-                self._tries[item.custom_id] += 1
+        self._answered.update(await read.unused_answers(self._run_id))
+        self._tries.update(await read.failed_tries(self._run_id))
         batches = await read.provider_batches(self._run_id)
         self._labels = len(batches)
         for row in batches:
@@ -312,8 +335,8 @@ class Batcher:
             lane = self._lanes.get(row.model)
             if lane is None:
                 continue  # the model is not batched in this process (its endpoint was turned off)
-            items = [i for i in every if i.label == row.label and i.status == "pending"]
-            batch_id = row.batch_id or await self._find_quietly(lane, row.label)
+            items = [i for i in await read.batch_items(self._run_id, row.label) if i.status == "pending"]
+            batch_id = row.batch_id or await self._find_at_start(lane, row.label)
             if not batch_id:
                 await self._journal.commit(Batch().batch_status(
                     self._run_id, row.label, "cancelled", "not found by label: submitted again", time.time()))
@@ -327,4 +350,5 @@ class Batcher:
                 self._pending.setdefault(item.custom_id, Pending(item.custom_id, item.unit_id, None,
                                                                  tries=self._tries[item.custom_id]))
             self.figures.recovered += 1
-            group.start_soon(self._follow, lane, row.label, batch_id, {i.custom_id for i in items})
+            followed.append((lane, row.label, batch_id, {i.custom_id for i in items}))
+        return followed

@@ -25,8 +25,9 @@ one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `jou
 `batch_queries` (a batched run's figures: live and batch calls, items per outcome, outstanding batches),
 `call_tallies` (a run's calls per stream and per endpoint replica, as reports and `runs` show them),
 `batch_journal` (the provider batches of `--batch tests`: `provider_batches`, `open_batches`,
-`batch_items`), `meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
-it, the sweep and shard it belongs to), `lease` (which host and process write a run now).
+`batch_items`, `unused_answers`, `failed_tries`), `meta_keys` and `sweep_record` (what a run's meta rows
+say: its machine, the model versions that served it, the sweep and shard it belongs to), `lease` (which
+host and process write a run now).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,

@@ -153,7 +153,8 @@ class Batch:
                        items: Sequence[tuple[str, str]], round_number: int, resubmission: int, at: float) -> Batch:
         """A provider batch about to be created ('submitting', no id yet) and its items ('pending'), as
         (custom_id, unit_id) pairs: on disk before the provider is asked, so a crash leaves its label to
-        find. `resubmission`: 1 when its items are second tries of items that failed in an earlier batch."""
+        find. `resubmission`: 1 when its items are second tries of items that failed in an earlier batch (a
+        batch holds first tries only or second tries only)."""
         self._add("provider_batch", _PROVIDER_BATCH, (run_id, label, api, endpoint, model, len(items), round_number,
                                                       resubmission, at))
         self.many.append((_BATCH_ITEM, [(run_id, label, custom_id, unit_id) for custom_id, unit_id in items]))

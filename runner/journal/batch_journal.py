@@ -47,6 +47,19 @@ _OPEN_BATCHES = (f"SELECT {_BATCH_COLUMNS} FROM provider_batches WHERE run_id = 
                  "AND status IN ('submitting', 'submitted', 'ended') ORDER BY submitted_at, label")
 _ITEMS = f"SELECT {_ITEM_COLUMNS} FROM batch_items WHERE run_id = ? ORDER BY rowid"
 _ITEMS_OF = f"SELECT {_ITEM_COLUMNS} FROM batch_items WHERE run_id = ? AND label = ? ORDER BY rowid"
+# Succeeded items whose answer no call row holds yet: the episode that waited on it died first.
+_UNUSED_ANSWERS = """
+SELECT i.custom_id, i.answer FROM batch_items i
+WHERE i.run_id = ?1 AND i.status = 'succeeded' AND i.answer IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM model_calls c WHERE c.run_id = ?1 AND c.request_hash = i.custom_id)
+"""
+# A batch the run itself cancelled (its budget stop, or one never created) is no failed try of its items.
+_FAILED_TRIES = """
+SELECT i.custom_id, count(*) FROM batch_items i
+JOIN provider_batches b ON b.run_id = i.run_id AND b.label = i.label
+WHERE i.run_id = ? AND i.status IN ('errored', 'expired', 'canceled') AND b.status != 'cancelled'
+GROUP BY i.custom_id
+"""
 
 
 class BatchQueries(QueryGroup):
@@ -58,6 +71,15 @@ class BatchQueries(QueryGroup):
         """The run's batches whose results are not all journaled yet ('submitting', 'submitted', 'ended'):
         what a resume recovers (by label, or by polling the same id)."""
         return [ProviderBatchRow._make(row) for row in await self._rows(_OPEN_BATCHES, (run_id,))]
+
+    async def unused_answers(self, run_id: str) -> dict[str, bytes]:
+        """Answers journaled from a batch that no call row used yet, by custom id (a resume hands them
+        out without asking the provider again)."""
+        return {row[0]: row[1] for row in await self._rows(_UNUSED_ANSWERS, (run_id,))}
+
+    async def failed_tries(self, run_id: str) -> dict[str, int]:
+        """Per custom id, the batches its item failed in (errored, expired, canceled by the provider)."""
+        return {row[0]: int(row[1]) for row in await self._rows(_FAILED_TRIES, (run_id,))}
 
     async def batch_items(self, run_id: str, label: str | None = None) -> list[BatchItemRow]:
         """The items of one batch (`label`), or of every batch of the run, in submission order."""

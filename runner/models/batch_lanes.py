@@ -15,13 +15,13 @@ from runner.journal import Journal
 from runner.models.endpoints import endpoint_of
 from runner.models.registry import ModelEntry
 from runner.providers.anthropic import AnthropicClient
-from runner.providers.batch_anthropic import AnthropicBatches
 from runner.providers.batch_api import BatchBackend
-from runner.providers.batch_openai import OpenAIBatches
+from runner.providers.batch_backends import batch_backend
+from runner.providers.batch_probe import batch_support
 from runner.providers.openai_compat import OpenAICompatClient
 from simulators.errors import ShiftbenchInputError
 
-__all__ = ["BATCH_KINDS", "batch_prices", "make_batcher"]
+__all__ = ["BATCH_KINDS", "batch_prices", "make_batcher", "refuse_without_batch_api"]
 
 BATCH_KINDS = ("openai", "anthropic", "openai-compatible")
 """Endpoint kinds with a batch API shiftbench speaks (an OpenAI-compatible server only when it offers
@@ -41,7 +41,7 @@ def batch_prices(config: SweepConfig, entries: Mapping[str, ModelEntry],
                else "run it with --batch off")
         if entry.offline:
             raise ShiftbenchInputError(f"--batch tests: '{name}' runs in-process and has no batch API; {off}")
-        if entry.kind not in BATCH_KINDS or not isinstance(entry.client, OpenAICompatClient | AnthropicClient):
+        if entry.kind not in BATCH_KINDS or batch_backend(entry.client) is None:
             raise ShiftbenchInputError(f"--batch tests: '{name}' is a {entry.kind} endpoint, which has no batch API "
                                        f"shiftbench can use; {off} (its calls then run live)")
         price = prices.get(name)
@@ -52,11 +52,27 @@ def batch_prices(config: SweepConfig, entries: Mapping[str, ModelEntry],
     return batched
 
 
+async def refuse_without_batch_api(config: SweepConfig, entries: Mapping[str, ModelEntry],
+                                   batched: Mapping[str, Price]) -> None:
+    """Ask each batching model's endpoint whether it offers a batch API (one GET of its batch list, as
+    `probe --full` does), before a paid call: a server that says no (llama.cpp, vLLM) is refused with one
+    line; one that cannot say is let through (its first batch tells)."""
+    for name in batched:
+        client = entries[name].client
+        if not isinstance(client, OpenAICompatClient | AnthropicClient):
+            continue
+        found = await batch_support(client)
+        if found.offered is False:
+            fix = (f'set [endpoints."{name}"] batch = "off" in the sweep file' if name in config.endpoints
+                   else "run it with --batch off")
+            raise ShiftbenchInputError(f"--batch tests: '{name}' at {endpoint_of(name, config.endpoints).base_url} "
+                                       f"offers {found.detail.split(':')[0]}; {fix}")
+
+
 def _backend(entry: ModelEntry) -> BatchBackend:
-    if isinstance(entry.client, AnthropicClient):
-        return AnthropicBatches(entry.client)
-    assert isinstance(entry.client, OpenAICompatClient), f"{entry.name} has no batch API (checked at start)"
-    return OpenAIBatches(entry.client)
+    backend = batch_backend(entry.client)
+    assert backend is not None, f"{entry.name} has no batch API (checked at start)"
+    return backend
 
 
 def make_batcher(config: SweepConfig, entries: Mapping[str, ModelEntry], batched: Mapping[str, Price],
@@ -66,7 +82,9 @@ def make_batcher(config: SweepConfig, entries: Mapping[str, ModelEntry], batched
     if not batched:
         return None
     settings = config.batching()
-    lanes = {name: Lane(_backend(entries[name]), endpoint_of(name, config.endpoints).base_url) for name in batched}
+    lanes = {name: Lane(_backend(entries[name]), endpoint_of(name, config.endpoints).base_url,
+                        "anthropic" if isinstance(entries[name].client, AnthropicClient) else "openai")
+             for name in batched}
     timing = BatchTiming(settings.max_items, settings.wait_s, settings.poll_s, settings.poll_max_s,
                          settings.on_item_failure)
     return Batcher(run_id, journal, lanes, timing, clock=clock, say=say)

@@ -128,6 +128,11 @@ class AnthropicClient:
         marked = b'"cache_control"' in payload  # the body as sent: a TTL is recorded only when one was asked
         return dataclasses.replace(model_response(outcome), cache_ttl=ttl if marked else "")
 
+    @property
+    def fixed_cache_ttl(self) -> CacheTtl | None:
+        """The endpoint's `cache_ttl` when it fixes one; None for "auto" (measured per stream)."""
+        return self._cadence.fixed
+
     def batch_target(self) -> BatchTarget:
         """Where this endpoint's Message Batches are (`runner.providers.batch_anthropic`): the same
         connections, key, headers and retries. A pool's first replica: a batch lives where it was made."""

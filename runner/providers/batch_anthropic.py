@@ -15,7 +15,11 @@
 
 A succeeded item's Message is read by `parse_message`, into the same assembly the live stream fills, and
 its usage by `anthropic_usage`, so turn, cache reads, cache writes and output tokens read as live ones.
-Every result records the 5-minute cache TTL the bodies ask for (`body()`'s default marks).
+
+Cache TTL: the bodies' marks ask for the endpoint's `cache_ttl` when it fixes one, else 1 hour: a batch
+takes minutes to hours and the next turn's batch comes after it, so a 5-minute entry would mostly expire
+unread (the live path's own rule, 1 hour once a stream's requests come more than 4 minutes apart, says
+the same). Every result records the TTL its body asked for.
 """
 
 from __future__ import annotations
@@ -24,40 +28,52 @@ import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from runner.providers.anthropic import AnthropicClient, parse_message
 from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus
 from runner.providers.batch_http import BatchHttp
 from runner.providers.endpoint import model_response
-from runner.providers.prompt_cache import FIVE_MINUTES
+from runner.providers.prompt_cache import ONE_HOUR, CacheTtl
 from runner.providers.retry import Outcome
 from runner.providers.taxonomy import Failure, InfrastructureError
 from simulators.model_api import ModelRequest
 from simulators.protocol import JSON
 
-__all__ = ["BATCHES_PATH", "AnthropicBatches"]
+__all__ = ["BATCHES_PATH", "MAX_BYTES", "MAX_ITEMS", "AnthropicBatches"]
 
 BATCHES_PATH = "/v1/messages/batches"
+MAX_ITEMS = 100_000
+"""Requests per message batch at most (Anthropic's limit)."""
+MAX_BYTES = 256 * 1024 * 1024
+"""A message batch's size at most (Anthropic's limit)."""
 _COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
 
 
 class AnthropicBatches:
-    def __init__(self, client: AnthropicClient) -> None:
+    def __init__(self, client: AnthropicClient, cache_ttl: CacheTtl | None = None) -> None:
+        """`cache_ttl`: the marks' TTL; None: the endpoint's fixed `cache_ttl`, else 1 hour."""
         self._client = client
         self._http = BatchHttp(client.batch_target())
+        self._ttl: CacheTtl = cache_ttl or client.fixed_cache_ttl or ONE_HOUR
 
     @property
     def name(self) -> str:
         return self._client.name
 
     def body(self, request: ModelRequest) -> dict[str, JSON]:
-        body = self._client.body(request, FIVE_MINUTES)
+        body = self._client.body(request, self._ttl)
         body.pop("stream", None)
         return body
 
     async def submit(self, items: Sequence[BatchItem], label: str) -> str:
         """`label` is not sent: message batches have no metadata to carry it."""
-        requests = [{"custom_id": item.custom_id, "params": dict(item.body)} for item in items]
-        created = await self._http.json("POST", BATCHES_PATH, body={"requests": requests})
+        body = {"requests": [{"custom_id": item.custom_id, "params": dict(item.body)} for item in items]}
+        size = len(orjson.dumps(body))
+        if len(items) > MAX_ITEMS or size > MAX_BYTES:
+            raise ValueError(f"a message batch holds at most {MAX_ITEMS:,} requests in {MAX_BYTES:,} bytes "
+                             f"(this one: {len(items):,} in {size:,}); submit it in parts")
+        created = await self._http.json("POST", BATCHES_PATH, body=body)
         return str(created["id"])
 
     async def find(self, label: str) -> str | None:
@@ -93,7 +109,7 @@ class AnthropicBatches:
         if kind == "succeeded" and isinstance(result.get("message"), dict):
             turn, usage, served_model = parse_message(result["message"])
             response = model_response(Outcome(turn, usage, 1, served_model=served_model))
-            return BatchResult(custom_id, "succeeded", response=dataclasses.replace(response, cache_ttl=FIVE_MINUTES))
+            return BatchResult(custom_id, "succeeded", response=dataclasses.replace(response, cache_ttl=self._ttl))
         if kind in ("canceled", "expired"):
             return BatchResult(custom_id, kind)
         return BatchResult(custom_id, "errored", error=self._http.target.secret.redact(_error_text(result)))

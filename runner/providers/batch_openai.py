@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import httpx
 import orjson
 
-from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus
+from runner.providers.batch_api import BatchItem, BatchResult, BatchStatus, ItemOutcome
 from runner.providers.batch_http import BatchHttp
 from runner.providers.endpoint import estimated_usage, model_response
 from runner.providers.failures import AttemptFailed
@@ -35,12 +36,20 @@ from runner.providers.taxonomy import Failure, InfrastructureError
 from simulators.model_api import ModelRequest, Usage
 from simulators.protocol import JSON
 
-__all__ = ["CHAT_ENDPOINT", "LABEL_KEY", "OpenAIBatches"]
+__all__ = ["CHAT_ENDPOINT", "LABEL_KEY", "MAX_INPUT_BYTES", "MAX_ITEMS", "OpenAIBatches"]
 
 CHAT_ENDPOINT = "/v1/chat/completions"
+MAX_ITEMS = 50_000
+"""Requests per batch at most (OpenAI's limit)."""
+MAX_INPUT_BYTES = 200 * 1024 * 1024
+"""The input file's size at most (OpenAI's limit for batch input files)."""
 LABEL_KEY = "shiftbench_label"
 _ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 _STREAM_FIELDS = ("stream", "stream_options")
+_UNANSWERED: dict[str, ItemOutcome] = {"expired": "expired", "cancelled": "canceled"}
+"""What an item in neither file is, by the batch's end."""
+_FILE_PURPOSES = {"api.together.xyz": "batch-api"}
+"""Hosts whose documented upload purpose for a batch input file is not OpenAI's `batch`."""
 _PAGE = 100
 """Batches per page of the list (OpenAI's most)."""
 _LIST_PAGES = 20
@@ -48,10 +57,14 @@ _LIST_PAGES = 20
 
 
 class OpenAIBatches:
-    def __init__(self, client: OpenAICompatClient, completion_window: str = "24h") -> None:
+    def __init__(self, client: OpenAICompatClient, completion_window: str = "24h", file_purpose: str = "") -> None:
+        """`file_purpose`: the input file's upload purpose; empty: `batch` (OpenAI's word), or the word a
+        known OpenAI-compatible host documents instead (Together: `batch-api`)."""
         self._client = client
         self._http = BatchHttp(client.batch_target())
         self._window = completion_window
+        host = httpx.URL(client.base_url).host
+        self._purpose = file_purpose or _FILE_PURPOSES.get(host, "batch")
 
     @property
     def name(self) -> str:
@@ -66,10 +79,14 @@ class OpenAIBatches:
     async def submit(self, items: Sequence[BatchItem], label: str) -> str:
         lines = b"".join(orjson.dumps({"custom_id": item.custom_id, "method": "POST", "url": CHAT_ENDPOINT,
                                        "body": item.body}) + b"\n" for item in items)
-        uploaded = await self._http.json("POST", "/files", data={"purpose": "batch"},
+        if len(items) > MAX_ITEMS or len(lines) > MAX_INPUT_BYTES:
+            raise ValueError(f"a batch holds at most {MAX_ITEMS:,} requests in {MAX_INPUT_BYTES:,} bytes "
+                             f"(this one: {len(items):,} in {len(lines):,}); submit it in parts")
+        uploaded = await self._http.json("POST", "/files", data={"purpose": self._purpose},
                                          files={"file": (f"shiftbench-{label}.jsonl", lines, "application/jsonl")})
         create = {"input_file_id": uploaded["id"], "endpoint": CHAT_ENDPOINT, "completion_window": self._window,
                   "metadata": {LABEL_KEY: label}}
+
         async def made_already() -> dict[str, Any] | None:
             found = await self.find(label)
             return {"id": found} if found is not None else None
@@ -98,10 +115,9 @@ class OpenAIBatches:
         status = _status(batch)
         if not status.ended:
             raise ValueError(f"batch {batch_id} has not ended (it is {status.provider_status})")
-        asked = {str(line.get("custom_id")): line.get("body") or {}
-                 for line in await self._file_lines(batch.get("input_file_id"))}
+        asked = _InputFile(self, batch.get("input_file_id"))
         if status.provider_status == "failed":
-            for custom_id in asked:
+            for custom_id in await asked.bodies():
                 yield BatchResult(custom_id, "errored", error=f"the batch failed: {status.failed_reason}")
             return
         seen: set[str] = set()
@@ -110,11 +126,17 @@ class OpenAIBatches:
             custom_id = str(line.get("custom_id"))
             if custom_id not in seen:
                 seen.add(custom_id)
-                yield self._result(custom_id, line, asked.get(custom_id) or {})
-        missing = {"expired": "expired", "cancelled": "canceled"}.get(status.provider_status)
-        for custom_id in asked:
+                found = self._result(custom_id, line, None)
+                if found is None:  # no usage in the reply: estimated from its body, as the live path does
+                    found = self._result(custom_id, line, (await asked.bodies()).get(custom_id) or {})
+                assert found is not None
+                yield found
+        if status.provider_status == "completed" and len(seen) >= status.counts["total"]:
+            return  # every item accounted for: the input file (the largest of the three) is not needed
+        missing = _UNANSWERED.get(status.provider_status)
+        for custom_id in await asked.bodies():
             if custom_id not in seen:
-                yield (BatchResult(custom_id, missing) if missing is not None  # type: ignore[arg-type]
+                yield (BatchResult(custom_id, missing) if missing is not None
                        else BatchResult(custom_id, "errored", error="missing from the batch's output and error files"))
 
     async def cancel(self, batch_id: str) -> None:
@@ -129,7 +151,9 @@ class OpenAIBatches:
     async def _file_lines(self, file_id: object) -> list[dict[str, Any]]:
         return await self._http.lines(f"/files/{file_id}/content") if isinstance(file_id, str) and file_id else []
 
-    def _result(self, custom_id: str, line: Mapping[str, Any], body: Mapping[str, Any]) -> BatchResult:
+    def _result(self, custom_id: str, line: Mapping[str, Any], body: Mapping[str, Any] | None) -> BatchResult | None:
+        """The line's result; None when its reply carried no usage and `body` (to estimate it from, as the
+        live path does) was not given."""
         error = line.get("error")
         response = line.get("response")
         if isinstance(error, dict) and error.get("code") in ("batch_expired", "batch_cancelled"):
@@ -150,12 +174,29 @@ class OpenAIBatches:
         except AttemptFailed as failed:
             return BatchResult(custom_id, "errored", error=failed.message)
         if usage is None or usage == Usage():  # as the live path does for a reply that carried none
+            if body is None:
+                return None
             usage = estimated_usage(orjson.dumps(body), turn, _max_tokens(body))
         return BatchResult(custom_id, "succeeded",
                            response=model_response(Outcome(turn, usage, 1, served_model=served_model)))
 
     def _redact(self, text: str) -> str:
         return self._http.target.secret.redact(text)
+
+
+class _InputFile:
+    """A batch's input file, downloaded on first need: custom id -> request body, in submission order."""
+
+    def __init__(self, batches: OpenAIBatches, file_id: object) -> None:
+        self._batches = batches
+        self._file_id = file_id
+        self._bodies: dict[str, Mapping[str, Any]] | None = None
+
+    async def bodies(self) -> dict[str, Mapping[str, Any]]:
+        if self._bodies is None:
+            lines = await self._batches._file_lines(self._file_id)
+            self._bodies = {str(line.get("custom_id")): line.get("body") or {} for line in lines}
+        return self._bodies
 
 
 def _status(batch: Mapping[str, Any]) -> BatchStatus:

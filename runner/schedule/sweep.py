@@ -41,7 +41,7 @@ from runner.journal import STOPPING, Batch, Journal, JournalFull, ModelCallRow, 
 from runner.journal.lease import lease_meta_key
 from runner.journal.meta_keys import machine_meta_key
 from runner.journal.sweep_record import sweep_meta_key
-from runner.models.batch_lanes import batch_prices, make_batcher
+from runner.models.batch_lanes import batch_prices, make_batcher, refuse_without_batch_api
 from runner.models.journaled import note_served
 from runner.models.probe import ProbeResult, probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
@@ -123,6 +123,7 @@ async def _checked_plan(config: SweepConfig, models: dict[str, ModelEntry], say:
     if dataset is not None:
         check_oracle_readable(config, dataset)
         plan_sweep(config, dataset)
+    await refuse_without_batch_api(config, models, batch_prices(config, models, prices))  # free, before the probe
     probes = await probe_models(models.values(), say)
     dataset = dataset or resolve_dataset(config, say)
     check_oracle_readable(config, dataset)
@@ -157,6 +158,7 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
             # Said only now: every refusal (an unknown, finished or running run, a cap below the spend, a
             # changed method, an unpriced model) comes before anything suggests a resume.
             say(f"Journal: {journal_path}  (resuming run {run_id})")
+            await refuse_without_batch_api(config, models, batch_prices(config, models, prices))
             probes = await probe_models(models.values(), say)
             if changed.names:
                 say(f"Resuming with the changed source of {', '.join(changed.names)} (recorded in the run's "

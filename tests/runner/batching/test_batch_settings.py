@@ -59,3 +59,16 @@ def test_hash_covers_batch_only_when_set() -> None:
 
     stored = config_from_json(orjson.dumps(asdict(tuned)).decode())
     assert stored.batch == "tests" and stored.batching().max_items == 7 and config_hash(stored) == config_hash(tuned)
+
+
+def test_the_cli_refuses_a_model_that_cannot_batch_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    journal = tmp_path / "j.sqlite"
+    done = subprocess.run([sys.executable, "-m", "runner.cli", "run", "--batch", "tests", "--display", "none",
+                           "--journal", str(journal)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "shiftbench: error: --batch tests: 'scripted' runs in-process and has no batch API; run it with --batch off"]
+    assert not journal.exists()

@@ -13,6 +13,7 @@ import pytest
 
 from runner.batching.batcher import Batcher, Lane
 from runner.batching.waiting import BatchCancelled, BatchTiming, SendLive
+from runner.common.errors import RunAborted
 from runner.journal import Batch, Journal, open_journal
 from runner.providers.batch_api import BatchItem
 from runner.providers.taxonomy import Failure, InfrastructureError
@@ -282,3 +283,59 @@ async def test_live_at_once_and_rejected_items(tmp_path: Path) -> None:
             await batcher.ask("m", cid("a"), "u", request("a"))
     assert caught.value.failure is Failure.REJECTED and caught.value.policy.outcome == "stop_run"
     assert refused.submitted[cid("a")] == 1  # never resent
+
+
+async def test_a_resume_after_a_budget_stop_asks_again_what_was_never_answered(tmp_path: Path) -> None:
+    backend = FakeBackend(auto_end=False)
+    path = tmp_path / "j.sqlite"
+    async with open_journal(path) as journal:
+        async with batcher_of(journal, {"m": backend}, wait_s=0.01) as batcher:
+            ended: dict[str, str] = {}
+
+            async def ask(text: str) -> None:
+                try:
+                    ended[text] = (await batcher.ask("m", cid(text), "u", request(text))).turn.text
+                except BatchCancelled:
+                    ended[text] = "unsent"
+
+            async with anyio.create_task_group() as group:
+                for text in ("a", "b"):
+                    group.start_soon(ask, text)
+                await until(lambda: submitted(journal))
+                await batcher.cancel_outstanding()
+    assert ended == {"a": "re: a", "b": "unsent"}  # the fake had answered a before the cancel
+    resumed = FakeBackend()
+    async with open_journal(path) as journal, batcher_of(journal, {"m": resumed}, wait_s=0.01) as batcher:
+        got = await answers(batcher, "m", ["a", "b"])
+        rows = await journal.read.provider_batches(RUN)
+    assert got == {"a": "re: a", "b": "re: b"}
+    assert resumed.submitted == {cid("b"): 1}  # a was answered before the stop; b never was
+    assert [(r.status, r.resubmission) for r in rows] == [("cancelled", 0), ("collected", 0)]
+
+
+async def test_an_item_that_failed_twice_before_a_resume_goes_live_without_a_third_batch(tmp_path: Path) -> None:
+    backend = FakeBackend(outcome=lambda custom_id, seen: "expired")
+    path = tmp_path / "j.sqlite"
+    async with open_journal(path) as journal, batcher_of(journal, {"m": backend}, wait_s=0.01) as batcher:
+        with pytest.raises(SendLive):
+            await batcher.ask("m", cid("a"), "u", request("a"))
+    async with open_journal(path) as journal, batcher_of(journal, {"m": backend}, wait_s=0.01) as batcher:
+        with pytest.raises(SendLive):  # the episode died before its live call; resumed, it asks again
+            await batcher.ask("m", cid("a"), "u", request("a"))
+    assert backend.submitted[cid("a")] == 2
+
+
+async def test_a_provider_that_cannot_be_asked_about_a_batch_being_created_stops_the_start(tmp_path: Path) -> None:
+    class Unreachable(FakeBackend):
+        async def find(self, label: str) -> str | None:
+            raise InfrastructureError("connection refused", failure=Failure.TRANSPORT)
+
+    backend = Unreachable()
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await journal.commit(Batch().provider_batch(RUN, f"sb-{RUN}-00001", "fake", "http://m", "m", [(cid("a"), "u")],
+                                                    1, 0, 0.0))
+        with pytest.raises(RunAborted, match="cannot tell whether batch sb-r1-00001"):
+            async with batcher_of(journal, {"m": backend}):
+                pass
+        rows = await journal.read.open_batches(RUN)
+    assert [r.status for r in rows] == ["submitting"] and backend.submits == 0  # kept for the next resume
