@@ -18,5 +18,6 @@ async def test_the_batched_sweep_matches_the_live_one_for_less(
     row = await measure_dialect(built_suite, tmp_path, dialect, ["blind", "tabular"], ["banking_l1"], 1, 0.05)
     assert row.episodes > 0 and row.same_rewards == row.episodes
     assert row.batch_calls > 0 and row.rounds >= 1 and row.items["succeeded"] == row.batch_calls
-    assert 0 < row.batched_usd < row.live_usd
-    assert row.saved_usd == pytest.approx(row.live_usd - row.batched_usd, rel=1e-6)
+    assert 0 < row.batched_usd < row.live_usd and row.saved_usd > 0
+    # `saved` prices the batched run's own tokens at the live rates; a batch may read the prompt cache less
+    # than live calls do, so it need not equal the live run's cost minus the batched run's.
