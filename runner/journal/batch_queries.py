@@ -65,6 +65,11 @@ SELECT i.status, count(*), sum(b.resubmission != 0)
 FROM batch_items i JOIN provider_batches b ON b.run_id = i.run_id AND b.label = i.label
 WHERE i.run_id = ? GROUP BY i.status ORDER BY i.status
 """
+# The most batches one episode's requests went through: the rounds a test episode waited on, one per turn
+# (whatever the number of batches a round was split into at max_items).
+_ROUNDS = """
+SELECT max(n) FROM (SELECT count(DISTINCT label) AS n FROM batch_items WHERE run_id = ? GROUP BY unit_id)
+"""
 _SENT_LIVE = """
 SELECT count(DISTINCT i.unit_id || ' ' || i.custom_id) FROM batch_items i
 WHERE i.run_id = ?1 AND i.status IN ('errored', 'expired', 'canceled')
@@ -92,6 +97,11 @@ class BatchFigureQueries(QueryGroup):
         """The run's batch items per status (each submission of a request counted once)."""
         return [BatchItemOutcome(str(status), int(n), int(resubmitted or 0))
                 for status, n, resubmitted in await self._rows(_ITEM_OUTCOMES, (run_id,))]
+
+    async def batch_rounds(self, run_id: str) -> int:
+        """The most batches any one episode's requests were in (0 when none was batched)."""
+        rows = await self._rows(_ROUNDS, (run_id,))
+        return int(rows[0][0] or 0) if rows else 0
 
     async def batch_items_sent_live(self, run_id: str) -> int:
         """Requests of the run that failed in a batch and were then sent live."""

@@ -28,11 +28,13 @@ async def batch_figures(reader: Reader, run_id: str, prices: PriceTable) -> Batc
     if not batches and not any(c.route == "batch" for c in calls):
         return None
     return assemble_batch_figures(calls, batches, await reader.batch_item_outcomes(run_id),
-                                  await reader.batch_items_sent_live(run_id), prices)
+                                  await reader.batch_items_sent_live(run_id), await reader.batch_rounds(run_id),
+                                  prices)
 
 
 def assemble_batch_figures(calls: Sequence[BatchCallSpend], batches: Sequence[ProviderBatchRow],
-                           outcomes: Sequence[BatchItemOutcome], sent_live: int, prices: PriceTable) -> BatchFigures:
+                           outcomes: Sequence[BatchItemOutcome], sent_live: int, rounds: int,
+                           prices: PriceTable) -> BatchFigures:
     items = dict.fromkeys(BATCH_OUTCOMES, 0)
     for outcome in outcomes:
         if outcome.status in items:
@@ -44,7 +46,7 @@ def assemble_batch_figures(calls: Sequence[BatchCallSpend], batches: Sequence[Pr
     return BatchFigures(
         spend=batch_spend_total(calls, prices),
         streams=[StreamBatch(model, method, spend) for (model, method), spend in sorted(by_stream.items())],
-        batches=len(batches), rounds=len({b.round for b in batches}), items=items,
+        batches=len(batches), rounds=rounds, items=items,
         outstanding=[f"{b.api} {b.batch_id or b.label} ({b.status})" for b in batches
                      if b.status in OUTSTANDING_STATUSES],
         turnaround_p50_s=percentile(turnaround, 50), turnaround_max_s=max(turnaround, default=None),

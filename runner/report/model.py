@@ -197,9 +197,9 @@ class BatchFigures:
     streams: list[StreamBatch]
     batches: int
     rounds: int
-    """Batch rounds: the batcher numbers each model's batches in order, so this is the most batches any one
-    model sent. A round submits the waiting requests of every test episode (a test episode of T turns needs
-    about T rounds; more when more than `max_items` requests wait at once)."""
+    """Batch rounds: the most batches one episode's requests went through. A round answers one turn of
+    every waiting test episode (a test episode of T turns needs about T rounds, plus one for an item
+    resubmitted); a round of more than `max_items` requests is split into several batches."""
     items: dict[str, int]
     """Items by outcome, every key of BATCH_OUTCOMES present."""
     outstanding: list[str] = field(default_factory=list)
