@@ -10,7 +10,14 @@ from runner.config.settings import SweepConfig
 from runner.cost.batch_setting import batched_models
 from runner.cost.budget import Budget
 from runner.cost.cache_savings import run_price_table
-from runner.cost.estimate import NothingToProject, offline_note, render_projection, run_projection
+from runner.cost.estimate import (
+    NothingToProject,
+    full_counts,
+    measure,
+    offline_note,
+    projection_rows,
+    render_projection,
+)
 from runner.journal import Journal
 
 __all__ = ["PILOT_MARGIN", "project_cost", "pilot_projection"]
@@ -54,10 +61,17 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
     models = list(dict.fromkeys(s.model for s in streams))
     unpriced = [model for model in models if model not in prices]
     priced = [s for s in streams if s.model not in unpriced]
+    measures = await measure(journal.read, run_id)
+    # A method a budget stop cut off before any of its episodes finished has nothing to project from:
+    # it is named, not projected (projecting it would refuse the whole table, after the run has ended).
+    measured = {method for (_, method), found in measures.items() if found.episodes}
     methods = list(dict.fromkeys(s.method for s in priced))
+    unmeasured = [method for method in methods if method not in measured]
+    methods = [method for method in methods if method in measured]
+    priced = [s for s in priced if s.method in measured]
     try:
-        rows = await run_projection(journal.read, run, priced, [m for m in models if m not in unpriced], methods,
-                                    batched_models(config))
+        rows = projection_rows(measures, [m for m in models if m not in unpriced], methods, full_counts(priced),
+                               prices, batched_models(config))
     except NothingToProject as nothing:
         return f"Pilot: {finished.tasks} finished tasks, but {str(nothing).removeprefix('estimate: ')}"
     projected, high = sum(r.projected_usd for r in rows), sum(r.high_usd for r in rows)
@@ -69,7 +83,8 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         high = sum(r.high_usd if r.batched_high_usd is None else r.batched_high_usd for r in rows)
     line = (f"Pilot: {finished.tasks} finished tasks cost ${finished.cost_usd:.4f}; the full sweep of {full} tasks "
             f"is projected at ${projected:.2f} (up to ${high:.2f}){live_note}"
-            + (f", leaving out {', '.join(unpriced)} (no price)" if unpriced else ""))
+            + (f", leaving out {', '.join(unpriced)} (no price)" if unpriced else "")
+            + (f", leaving out {', '.join(unmeasured)} (no finished episode)" if unmeasured else ""))
     if config.budget is None:
         line += "; no budget set."
     else:
