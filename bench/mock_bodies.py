@@ -1,7 +1,7 @@
 """One reply's body in each dialect, whole (JSON) or streamed (SSE events): OpenAI-compatible chat
 completions (chunks with `tool_calls` deltas, usage last when asked for) and Anthropic Messages
 (content blocks with their start/delta/stop events). Every text is streamed in two pieces so that a
-client is shown that deltas must be joined. The batch APIs (bench/mock_batch.py) reuse the whole bodies."""
+client is shown that deltas must be joined. The batch APIs (bench/mock_batches.py) reuse the whole bodies."""
 
 from __future__ import annotations
 

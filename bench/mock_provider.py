@@ -30,6 +30,10 @@ stream cleanly after n events; `Reply(delay_s=...)` answers late, `chunk_delay_s
 tool-calling turns generically (a few tool calls, then `finish`, with arguments made up from the
 tools' schemas), so whole episodes can run against it.
 
+Batch APIs: OpenAI's `/v1/files` + `/v1/batches` and Anthropic's `/v1/messages/batches`, each item
+answered by `answer` exactly as the live endpoint answers the same body (bench/mock_batches.py;
+`mock.batches.settings` for latency, errored items, expiry and whole-batch failure).
+
 Use it inside one task (`async with` in the test or benchmark body): its connections live in a task
 group that the context manager opens and closes.
 """
@@ -50,11 +54,13 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from bench import mock_bodies as bodies
 from bench import mock_wire as wire
+from bench.mock_batches import BatchSettings, MockBatches
 from bench.mock_cache import PrefixCache
 from bench.mock_responders import llama_cpp_info, minimal_value, tool_loop, vllm_info
 from bench.mock_types import JSON, Call, Failure, MockUsage, Recorded, Reply, Responder, Response
 
 __all__ = [
+    "BatchSettings",
     "JSON",
     "Call",
     "Failure",
@@ -101,6 +107,9 @@ class MockProvider:
         self._dead: anyio.Event | None = None
         self._script: deque[Response] = deque()
         self._ids = itertools.count(1)
+        self.batches = MockBatches(self)
+        """The batch APIs (OpenAI files + batches, Anthropic message batches): bench/mock_batches.py;
+        `mock.batches.offered = False` answers them 404, as llama.cpp and vLLM do."""
 
     def script(self, *responses: Response) -> None:
         """Answer the next requests with these, in order, before falling back to the responder."""
@@ -131,7 +140,12 @@ class MockProvider:
             self.kill()
 
     def decide(self, request: Recorded) -> Response:
-        response = self._script.popleft() if self._script else self.responder(request)
+        return self._script.popleft() if self._script else self.answer(request)
+
+    def answer(self, request: Recorded) -> Response:
+        """The responder's answer, billed by the prefix cache: what a live call gets when nothing is
+        scripted, and what each item of a batch gets (bench/mock_batches.py)."""
+        response = self.responder(request)
         if self.cache is None or not isinstance(response, Reply):
             return response
         billed = self.cache.bill(request._fields(), anthropic=request.dialect == "anthropic")
@@ -157,6 +171,12 @@ class MockProvider:
         head = await reader.receive_until(b"\r\n\r\n", wire.MAX_HEAD)
         method, path, headers = wire.parse_head(head)
         raw = await reader.receive_exactly(int(headers.get("content-length", "0")))
+        if self.batches.handles(path):
+            answer = self.batches.serve(method, path, headers, raw)
+            if answer is None:
+                return False  # carried out, answer lost: the connection closes unanswered
+            await stream.send(answer)
+            return True
         try:
             body = orjson.loads(raw) if raw else {}
         except orjson.JSONDecodeError:

@@ -13,13 +13,14 @@ import orjson
 
 from bench.mock_types import JSON, Failure, Recorded
 
-__all__ = ["CONNECTION_ERRORS", "MAX_HEAD", "chunk", "failure_bytes", "head", "http", "parse_head", "stall"]
+__all__ = ["ANTHROPIC_ERROR_TYPES", "CONNECTION_ERRORS", "MAX_HEAD", "chunk", "failure_bytes", "head", "http",
+           "parse_head", "stall"]
 
 MAX_HEAD = 64 * 1024
 _STALL_LIMIT_S = 60.0
 CONNECTION_ERRORS = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError,
                      anyio.ClosedResourceError, anyio.DelimiterNotFound, ConnectionError)
-_ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                           404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
                           529: "overloaded_error"}
 
@@ -69,7 +70,7 @@ def failure_bytes(request: Recorded, failure: Failure) -> bytes:
     if failure.body is not None:
         body: JSON = failure.body
     elif request.dialect == "anthropic":
-        kind = _ANTHROPIC_ERROR_TYPES.get(failure.status, "api_error")
+        kind = ANTHROPIC_ERROR_TYPES.get(failure.status, "api_error")
         body = {"type": "error", "error": {"type": kind, "message": failure.message}}
     else:
         body = {"error": {"message": failure.message, "type": "mock_error", "code": failure.status}}

@@ -1,4 +1,5 @@
-"""`probe`: one tiny request per model, and with `--full` what an OpenAI-compatible server supports.
+"""`probe`: one tiny request per model, and with `--full` what an OpenAI-compatible server supports and
+whether an endpoint offers a batch API (the `batch API` row: `--batch tests` needs one, else runs live).
 
 The same client a run uses sends the requests, so what the probe finds is what the run will meet; the
 settings it prints are the `[endpoints.X]` table to paste into a sweep file.
@@ -27,7 +28,7 @@ def add_probe_parser(commands: Any) -> None:
     probe.add_argument("--config", type=Path, help="a sweep file, for its named endpoints")
     probe.add_argument("--full", action="store_true",
                        help="check what an OpenAI-compatible server supports (tool calls streamed or not, usage, "
-                            "tool results, content null, context length) and print the sweep-file settings")
+                            "tool results, content null, context length, batch API) and print the sweep-file settings")
     probe.add_argument("--context-tokens", type=positive, default=CONTEXT_PROBE_TOKENS,
                        help=f"size of --full's long-context request (default {CONTEXT_PROBE_TOKENS:,})")
 
@@ -61,19 +62,25 @@ async def _probe(config: SweepConfig, full: bool, context_tokens: int) -> None:
 
 
 async def _full_probe(config: SweepConfig, entry: ModelEntry, context_tokens: int) -> None:
-    from runner.models.compat import check_compatibility, render_compatibility, sweep_settings
+    from runner.models.compat import CAPABILITIES, check_compatibility, render_compatibility, sweep_settings
     from runner.models.endpoints import endpoint_of
-    from runner.providers import OpenAICompatClient
+    from runner.providers import AnthropicClient, OpenAICompatClient
+    from runner.providers.batch_probe import batch_support, render_batch_support
 
     if entry.offline:
         return
-    if not isinstance(entry.probe, OpenAICompatClient):
+    width = max(len(c) for c in CAPABILITIES)
+    if isinstance(entry.probe, AnthropicClient):
         print(f"Probe --full: {entry.name} speaks Anthropic Messages, whose tool calls, usage and limits are "
               "documented; the full check is for OpenAI-compatible servers.")
+        print(render_batch_support(await batch_support(entry.probe), width))
+        return
+    if not isinstance(entry.probe, OpenAICompatClient):
         return
     found = await check_compatibility(entry.probe, context_tokens)
     endpoint = endpoint_of(entry.name, config.endpoints)
     print("\n" + render_compatibility(found))
+    print(render_batch_support(await batch_support(entry.probe), width))
     print("\nSweep file settings for it:\n")
     print(sweep_settings(entry.name, endpoint.kind, endpoint.model, endpoint.base_url, found))
 

@@ -10,6 +10,11 @@
     openai_compat.py  OpenAICompatClient
     anthropic.py      AnthropicClient
     batch_api.py      a batch API as the runner sees it (items, status, results, cancel)
+    batch_http.py     a batch API's HTTP calls through the retry loop and taxonomy; `BatchTarget`
+    batch_openai.py   OpenAIBatches: /v1/files + /v1/batches (OpenAI and compatible servers)
+    batch_anthropic.py AnthropicBatches: /v1/messages/batches
+    batch_probe.py    whether an endpoint offers a batch API (`probe --full`'s batch API row)
+    batch_backends.py the batch backend for a live client (`batch_backend(client)`)
 
 Build one `httpx.AsyncClient` and one `RateLimiter` per endpoint and share them between the clients
 that call it; the caller owns the http client and closes it.

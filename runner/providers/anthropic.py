@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 import orjson
 
+from runner.providers.batch_http import BatchTarget
 from runner.providers.breaker import CircuitBreaker
 from runner.providers.endpoint import Endpoint, ExtraBody, estimate_tokens, merge_extra, model_response
 from runner.providers.failures import AttemptFailed, parse_json_object, stream_error
@@ -51,7 +52,7 @@ from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
 
 __all__ = ["ANTHROPIC_VERSION", "MAX_BREAKPOINTS", "AnthropicClient", "anthropic_messages", "anthropic_tools",
-           "anthropic_usage", "cache_mark", "mark_latest_turn"]
+           "anthropic_usage", "cache_mark", "mark_latest_turn", "parse_message"]
 
 ANTHROPIC_VERSION = "2023-06-01"
 STATE_KEY = "anthropic"
@@ -126,6 +127,18 @@ class AnthropicClient:
             key=request_key(self._endpoint.url, payload))
         marked = b'"cache_control"' in payload  # the body as sent: a TTL is recorded only when one was asked
         return dataclasses.replace(model_response(outcome), cache_ttl=ttl if marked else "")
+
+    @property
+    def fixed_cache_ttl(self) -> CacheTtl | None:
+        """The endpoint's `cache_ttl` when it fixes one; None for "auto" (measured per stream)."""
+        return self._cadence.fixed
+
+    def batch_target(self) -> BatchTarget:
+        """Where this endpoint's Message Batches are (`runner.providers.batch_anthropic`): the same
+        connections, key, headers and retries. A pool's first replica: a batch lives where it was made."""
+        endpoint = self._endpoint.endpoints[0] if isinstance(self._endpoint, PooledEndpoint) else self._endpoint
+        return BatchTarget(endpoint.url.removesuffix("/v1/messages"), endpoint.http, endpoint.secret,
+                           endpoint.auth, self._retrier, endpoint.headers, endpoint.wall_clock)
 
     def body(self, request: ModelRequest, ttl: CacheTtl = FIVE_MINUTES) -> dict[str, JSON]:
         """The request body, stable parts first (the provider reads its cache in the order tools, system,
@@ -274,6 +287,20 @@ def _tool_input(call: ToolCall) -> JSON:
     except orjson.JSONDecodeError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
+
+
+def parse_message(data: Mapping[str, Any]) -> tuple[AssistantTurn, Usage, str]:
+    """A whole Message (a batch's succeeded result): its turn, usage and the model that served it, read
+    into the same assembly the stream fills, so a tool call's arguments, the thinking blocks kept for the
+    way back and the usage come out as a streamed reply's do."""
+    parts = _Assembly()
+    for index, block in enumerate(data.get("content") or ()):
+        whole = dict(block)
+        if whole.get("type") == "tool_use":  # the stream's pieces of input JSON, here whole
+            whole["partial_json"] = orjson.dumps(whole.get("input") or {}).decode()
+        parts.blocks[index] = whole
+    model = data.get("model")
+    return parts.turn(), anthropic_usage(data.get("usage") or {}), model if isinstance(model, str) else ""
 
 
 class _Assembly:

@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 import orjson
 
+from runner.providers.batch_http import BatchTarget
 from runner.providers.breaker import CircuitBreaker
 from runner.providers.endpoint import (
     Endpoint,
@@ -59,7 +60,7 @@ from runner.providers.taxonomy import Failure
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import JSON, AssistantTurn, Message, ToolCall
 
-__all__ = ["OpenAICompatClient", "parse_usage"]
+__all__ = ["OpenAICompatClient", "parse_completion", "parse_usage"]
 
 STATE_KEY = "openai_compat"
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -244,16 +245,30 @@ class OpenAICompatClient:
 
     async def _read_json(self, response: httpx.Response, attempt: Attempt) -> AssistantTurn:
         data = parse_json_object((await response.aread()).decode("utf-8", "replace"))
-        if data.get("error"):
-            raise stream_error(data, self._endpoint.secret)
-        if data.get("usage"):
-            attempt.usage = parse_usage(data["usage"])
-        if isinstance(data.get("model"), str):
-            attempt.served_model = data["model"]
-        choices = data.get("choices") or [{}]
-        parts = _Assembly()
-        parts.add(choices[0].get("message") or {})
-        return parts.turn()
+        turn, usage, served_model = parse_completion(data, self._endpoint.secret)
+        if usage is not None:
+            attempt.usage = usage
+        attempt.served_model = served_model or attempt.served_model
+        return turn
+
+    def batch_target(self) -> BatchTarget:
+        """Where this endpoint's batch API is (`runner.providers.batch_openai`): the same connections,
+        key and retries. A pool's first server: a batch lives on the server that took it."""
+        endpoint = self._endpoint.endpoints[0] if isinstance(self._endpoint, PooledEndpoint) else self._endpoint
+        return BatchTarget(endpoint.url.removesuffix("/chat/completions"), endpoint.http, endpoint.secret,
+                           endpoint.auth, self._retrier, endpoint.headers, endpoint.wall_clock)
+
+
+def parse_completion(data: Mapping[str, Any], secret: Secret) -> tuple[AssistantTurn, Usage | None, str]:
+    """A whole (non-streamed) chat completion: its turn, its usage (None when it carried none) and the
+    model that served it. The live path's non-streamed reply and a batch's output line both read here."""
+    if data.get("error"):
+        raise stream_error(data, secret)
+    usage = parse_usage(data["usage"]) if data.get("usage") else None
+    choices = data.get("choices") or [{}]
+    parts = _Assembly()
+    parts.add(choices[0].get("message") or {})
+    return parts.turn(), usage, data["model"] if isinstance(data.get("model"), str) else ""
 
 
 def parse_usage(usage: Mapping[str, Any]) -> Usage:
