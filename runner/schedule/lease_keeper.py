@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import anyio
 
 from runner.common.liveness import process_alive
-from runner.journal import Batch, Journal
+from runner.journal import Batch, Journal, JournalFull
 from runner.journal.lease import Lease, lease_meta_key
 from simulators.errors import ShiftbenchInputError
 
@@ -96,8 +96,14 @@ class LeaseKeeper:
                 raise self.taken_over()
 
     async def give_up(self) -> None:
+        """Release the lease at the run's end. On a full disk the release is not written: the lease lapses
+        by its TTL instead, and the run's own stop (said by the caller) is what the user must see."""
         if self.lost is None:
-            await self._swap(self.held.given_up(time.time()))
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._swap(self.held.given_up(time.time()))
+                except JournalFull:
+                    pass
 
     def taken_over(self) -> ShiftbenchInputError:
         lost = self.lost
