@@ -52,11 +52,21 @@ def positive(text: str) -> int:
 
 
 def add_limit(parser: argparse.ArgumentParser, what: str, default: int) -> None:
-    """`--limit N` (at most N `what`; 0 or `--all`: every one) and `--all`; a negative N is refused."""
+    """`--limit N` (at most N `what`; 0 or `--all`: every one) and `--all`; a negative N is refused.
+    `args.limit_given` says whether `--limit` was on the command line (`--limit 20` is given even where 20
+    is the default, so a hint does not offer it as unused)."""
     bound = parser.add_mutually_exclusive_group()
-    bound.add_argument("--limit", type=_limit, default=default, metavar="N",
+    bound.add_argument("--limit", type=_limit, default=default, metavar="N", action=_GivenLimit,
                        help=f"print at most N {what} (default {default}; 0: all)")
     bound.add_argument("--all", action="store_true", help=f"no bound: print all {what}")
+    parser.set_defaults(limit_given=False)
+
+
+class _GivenLimit(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.limit_given = True
 
 
 def limit_of(args: argparse.Namespace) -> int | None:
