@@ -156,8 +156,8 @@ def cmd_runs_rm(args: argparse.Namespace, journal: Path, run: Async) -> int:
     for run_id in args.run_ids:
         removed = run(remove_run, journal, run_id)
         print(f"Removed run {removed.run_id} ({removed.episodes} episodes).")
-    print(f"The journal is {_mb(journal_bytes(journal))}; `shiftbench journal vacuum` gives the space back to "
-          "the disk.")
+    print(f"The journal is {_mb(journal_bytes(journal))}; `shiftbench journal vacuum{journal_flag(journal)}` gives "
+          "the space back to the disk.")
     return 0
 
 

@@ -185,7 +185,8 @@ async def _check_budget_left(journal: Journal, run_id: str, cap: float | None) -
     spent = (await journal.read.spend(run_id)).total
     if cap is not None and spent >= cap:
         raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its ${cap:.2f} cap; "
-                                   "resume with a higher --budget")
+                                   f"resume with a higher one (`shiftbench resume {run_id} --budget USD"
+                                   f"{journal_flag(journal.path)}`)")
 
 
 def plan_sweep(config: SweepConfig, dataset: Dataset) -> list[Stream]:

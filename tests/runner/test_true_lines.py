@@ -74,6 +74,7 @@ def test_resume_below_the_spend_says_nothing_of_resuming_and_the_budget_hint_nam
         captured = capsys.readouterr()
         assert code == 2 and captured.out == ""
         assert captured.err.count("\n") == 1 and f"already spent ${spent:.4f}" in captured.err
+        assert f"(`shiftbench resume {outcome.run_id} --budget USD --journal {journal}`)" in captured.err
     assert dump(journal) == before
 
 
