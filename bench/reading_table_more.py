@@ -142,8 +142,8 @@ HEAVY = ("numpy", "methods.tabular", "methods.registry", "simulators.retail", "h
 
 def item8(bench: Bench) -> Iterator[Row]:
     run = bench.runs["quickstart"]
-    for argv, heavy in ((("--help",), HEAVY), (("runs",), HEAVY), (("show", run, "--limit", "3"), HEAVY[:3]),
-                        (("report", run), HEAVY[1:3])):
+    for argv, heavy in ((("--help",), (*HEAVY, "asyncio")), (("runs",), HEAVY),
+                        (("show", run, "--limit", "3"), HEAVY[:3]), (("report", run), HEAVY[1:3])):
         cpu = _cpu(bench, argv)
         tried = Try("8", f"{argv[0]}: CPU {cpu:.2f} s (one run; median of 5 in bench/README.md)", argv,
                     argv0=(sys.executable, "-X", "importtime", "-m", "runner.cli"), extra=_imports_none(heavy))
