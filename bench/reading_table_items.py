@@ -10,12 +10,17 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.edge_rows import Bench
 from bench.reading_table_rows import JOURNAL, Check, Row, Try, attempt, fits, note_row
 
-__all__ = ["item1", "item2", "item3", "item4", "item5", "make_run", "RULES"]
+if TYPE_CHECKING:
+    from bench.mock_provider import MockProvider
+
+__all__ = ["loopback_server", "item1", "item2", "item3", "item4", "item5", "make_run", "RULES"]
 
 SUMMARY_LINES = 26
 """The end-of-run summary in a screen (the long path's continuations aside)."""
@@ -235,16 +240,25 @@ def item5(bench: Bench) -> Iterator[Row]:
     yield from _probed(bench)
 
 
-def _probed(bench: Bench) -> Iterator[Row]:
-    """`probe --full` of a llama.cpp-like server on 127.0.0.1 (the loopback mock in llama.cpp's mode), its
-    printed settings pasted into a sweep file as they are, and a pilot run from that file."""
+@contextmanager
+def loopback_server(mode: str | None = None) -> Iterator[MockProvider]:
+    """The project's loopback mock provider (in a local server's mode) on a thread of its own, for the
+    subprocesses to call while the table goes on."""
     import anyio.from_thread
 
     from bench.mock_provider import serve_mock
     from bench.mock_quirks import MODES, with_quirks
 
+    responder = with_quirks(MODES[mode]) if mode else None
     with anyio.from_thread.start_blocking_portal() as portal, \
-            portal.wrap_async_context_manager(serve_mock(with_quirks(MODES["llama.cpp"]))) as mock:
+            portal.wrap_async_context_manager(serve_mock(responder)) as mock:
+        yield mock
+
+
+def _probed(bench: Bench) -> Iterator[Row]:
+    """`probe --full` of a llama.cpp-like server on 127.0.0.1 (the loopback mock in llama.cpp's mode), its
+    printed settings pasted into a sweep file as they are, and a pilot run from that file."""
+    with loopback_server("llama.cpp") as mock:
         model = f"openai-compatible:smol@{mock.base_url}/v1"
         row, done = attempt(bench, Try("5", "probe --full of a llama.cpp server on 127.0.0.1",
                                        ("probe", model, "--full"), target=None, want=("Sweep file settings",)))

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench.edge_rows import Bench, first_line
+from bench.reading_table_items import loopback_server
 from bench.reading_table_rows import Check, Row, Try, attempt, note_row, spoken
 
 __all__ = ["item10", "item6", "item7", "item8", "item9"]
@@ -42,11 +43,44 @@ def item6(bench: Bench) -> Iterator[Row]:
     yield attempt(bench, Try("6", "runs rm there: its vacuum hint names the journal",
                              ("runs", "rm", other, "--journal", "other.sqlite"), target="other.sqlite",
                              want=("journal vacuum --journal",)))[0]
-    yield note_row("6", "resume below the spend, or of a changed method: one line, no \"Journal:\" line first",
-                   "not tried here (a paid run, an interrupted one): tests/runner/test_true_lines.py, "
-                   "tests/runner/test_method_change_kept.py", "skipped")
+    yield from _resume_below_the_spend(bench)
+    yield note_row("6", "resume of a changed method: one line, no \"Journal:\" line first",
+                   "not tried here (an interrupted run of one's own method): tests/runner/test_method_change_kept.py",
+                   "skipped")
     yield _ctrl_c_in_the_suite_build(bench)
     yield _ctrl_c_while_importing(bench)
+
+
+PAID = """models = ["local"]
+
+[endpoints.local]
+kind = "openai-compatible"
+model = "m"
+base_url = "{base_url}/v1"
+
+[prices.local]
+input = 0.1
+cached_input = 0.05
+cache_write = 0.1
+output = 0.2
+"""
+
+
+def _resume_below_the_spend(bench: Bench) -> Iterator[Row]:
+    """A paid pilot (the loopback mock, priced) stopped by its cap, then resumed with a cap below its spend."""
+    with loopback_server() as mock:
+        (bench.root / "paid.toml").write_text(PAID.format(base_url=mock.base_url))
+        env = {"OPENAI_COMPATIBLE_API_KEY": "sk-loopback"}
+        yield attempt(bench, Try("6", "a paid pilot on the loopback mock stopped by its $0.006 cap", (
+            "run", "--config", "paid.toml", "--methods", "blind", "--scenarios", "retail_l1", "--pilot", "1",
+            "--budget", "0.006", "--display", "none", "--journal", "paid.sqlite"), target="paid.sqlite", env=env,
+            want=("budget_exhausted", "--budget USD --journal")))[0]
+        run = bench.run_id("paid.sqlite")
+        yield attempt(bench, Try("6", "resume with a cap below its spend: one line naming the command to run", (
+            "resume", run, "--budget", "0.0001", "--display", "none", "--journal", "paid.sqlite"), expect=2,
+            quiet=True, target="paid.sqlite", env=env,
+            want=("already spent", f"shiftbench resume {run} --budget USD --journal", "of its $0.0001 cap"),
+            absent=("Journal:",)))[0]
 
 
 def _commands_name(journal: str) -> Check:
@@ -84,7 +118,7 @@ def _ctrl_c_in_the_suite_build(bench: Bench) -> Row:
     problems += ["stderr not one line"] if len(err.splitlines()) != 1 or "Traceback" in err else []
     return Row("6", "Ctrl-C during the first-use suite build (its own folder)", "shiftbench run --display none",
                str(process.returncode), f"{len((first + out).splitlines())} + {len(err.splitlines())}", "-",
-               f"{first.strip()} | SIGINT | {first_line(err)}", "absent",
+               f"{first.strip().replace(str(folder), 'ctrl-c')} | SIGINT | {first_line(err)}", "absent",
                "absent" if not left else f"{len(left)} files",
                "ok" if not problems else "**" + "; ".join(problems) + "**")
 
