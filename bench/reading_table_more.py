@@ -79,7 +79,7 @@ def _resume_below_the_spend(bench: Bench) -> Iterator[Row]:
         yield attempt(bench, Try("6", "resume with a cap below its spend: one line naming the command to run", (
             "resume", run, "--budget", "0.0001", "--display", "none", "--journal", "paid.sqlite"), expect=2,
             quiet=True, target="paid.sqlite", env=env,
-            want=("already spent", f"shiftbench resume {run} --budget USD --journal", "of its $0.0001 cap"),
+            want=("already spent", f"shiftbench resume {run} --budget USD --journal", "of its $0.00010 cap"),
             absent=("Journal:",)))[0]
 
 

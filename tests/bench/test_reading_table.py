@@ -39,7 +39,7 @@ EXPECTED = [
     ("6", "a run in another journal", "0", "completed"),
     ("6", "runs rm there", "0", "journal vacuum --journal other.sqlite"),
     ("6", "a paid pilot on the loopback mock", "0", "budget_exhausted"),
-    ("6", "resume with a cap below its spend", "2", "of its $0.0001 cap"),
+    ("6", "resume with a cap below its spend", "2", "of its $0.00010 cap"),
     ("6", "Ctrl-C during the first-use suite build", "130", "shiftbench: interrupted"),
     ("6", "Ctrl-C while runner.cli is imported", "130", "shiftbench: interrupted"),
     ("7", "its report's source hash is `sha256sum notes.py`", "0", ""),
