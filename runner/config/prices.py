@@ -19,8 +19,9 @@ __all__ = ["OPTIONAL_PRICE_FIELDS", "PRICE_FIELDS", "Price", "PriceTable", "load
            "parse_price_text", "parse_prices"]
 
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
-OPTIONAL_PRICE_FIELDS = ("cache_write_1h",)
-"""`cache_write_1h` defaults to `cache_write`: only Anthropic bills 1-hour cache writes apart."""
+OPTIONAL_PRICE_FIELDS = ("cache_write_1h", "batch")
+"""`cache_write_1h` defaults to `cache_write`: only Anthropic bills 1-hour cache writes apart. `batch` is a
+sub-table of the same fields: the price of a call answered through the provider's batch API."""
 
 @dataclass(frozen=True)
 class Price:
@@ -32,6 +33,10 @@ class Price:
     output: float
     cache_write_1h: float | None = None
     """Anthropic's 1-hour cache write; None: the same as `cache_write` (every other provider)."""
+    batch: Price | None = None
+    """What a call answered through the provider's batch API costs (OpenAI's and Anthropic's are half of
+    every rate, cache reads and writes included); None: the model has no batch price known, so a run
+    cannot batch it without one."""
 
     @property
     def one_hour_write(self) -> float:
@@ -78,25 +83,27 @@ def parse_model_prices(models: object, source: str) -> dict[str, Price]:
     return {str(name): _parse_price(source, str(name), value) for name, value in models.items()}
 
 
-def _parse_price(source: str, model: str, value: object) -> Price:
-    where = f'{source}: [prices."{model}"]'
+def _parse_price(source: str, model: str, value: object, tier: str = "") -> Price:
+    where = f'{source}: [prices."{model}"{tier}]'
     if not model:
         raise ShiftbenchInputError(f"{where}: the model name is empty")
     if not isinstance(value, Mapping):
         raise ShiftbenchInputError(f"{where}: must be a table with {', '.join(PRICE_FIELDS)}")
-    known = PRICE_FIELDS + OPTIONAL_PRICE_FIELDS
+    optional = OPTIONAL_PRICE_FIELDS if not tier else ("cache_write_1h",)  # no batch tier of a batch tier
+    known = PRICE_FIELDS + optional
     for key in value:
         if key not in known:
             close = difflib.get_close_matches(str(key), known, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ShiftbenchInputError(f"{where}: unknown key '{key}'{hint}; expected {', '.join(PRICE_FIELDS)} "
-                                       f"(and optionally {', '.join(OPTIONAL_PRICE_FIELDS)})")
+                                       f"(and optionally {', '.join(optional)})")
     missing = [name for name in PRICE_FIELDS if name not in value]
     if missing:
         raise ShiftbenchInputError(f"{where}: missing {', '.join(missing)} (USD per million tokens)")
     one_hour = _rate(where, "cache_write_1h", value["cache_write_1h"]) if "cache_write_1h" in value else None
     rates = [_rate(where, name, value[name]) for name in PRICE_FIELDS]
-    return Price(rates[0], rates[1], rates[2], rates[3], cache_write_1h=one_hour)
+    batch = _parse_price(source, model, value["batch"], ".batch") if "batch" in value else None
+    return Price(rates[0], rates[1], rates[2], rates[3], cache_write_1h=one_hour, batch=batch)
 
 
 def _rate(where: str, name: str, value: object) -> float:

@@ -61,8 +61,8 @@ _DELETE_RUN = (
     f"DELETE FROM model_calls WHERE run_id IN {_OF_AUDITS}",
     f"DELETE FROM response_cache WHERE run_id IN {_OF_AUDITS}",
     *(f"DELETE FROM {table} WHERE run_id = ?"
-      for table in ("audits", "episode_audits", "response_cache", "checkpoints", "model_calls", "episodes", "units",
-                    "runs")),
+      for table in ("audits", "episode_audits", "response_cache", "checkpoints", "model_calls", "batch_items",
+                    "provider_batches", "episodes", "units", "runs")),
 )
 
 

@@ -151,6 +151,8 @@ class ModelCallRow(NamedTuple):
     retried: str = ""
     """The failure class of each failed attempt, comma-separated in order ('timeout,server error'); a
     failed call's last attempt included. Empty: answered at the first attempt (or replayed)."""
+    route: str = "live"
+    """'live', or 'batch' for a call answered through the provider's batch API (priced at its batch tier)."""
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from runner.journal.media import (
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "UPGRADES", "JournalError", "connect_reader", "connect_sync",
            "connect_writer", "read_only_uri", "refuse_foreign_database"]
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 """3: units carry the task's family and the repetition index (evidence, repeats). 4: model calls carry
 `usage_estimated` (the provider sent no usage; the tokens are estimated from bytes).
 5: state audits per episode (`episode_audits`), audit replays (`audits`, `audit_cases`).
@@ -43,14 +43,20 @@ SCHEMA_VERSION = "9"
 8: units carry `replica`, the stream replica of `--replicas K` (0 for every unit journaled before; not
 the endpoint replica of `model_calls.replica`, which names a base URL of an endpoint pool).
 9: model calls carry `retried` (the failure class of each failed attempt, so retries and timeouts
-show per stream in reports and `runs`)."""
+show per stream in reports and `runs`).
+10: model calls carry `route` ('live', or 'batch' for a call answered through a provider's batch API);
+`provider_batches` and `batch_items` record every batch as it is submitted, so a resumed run polls
+the batch it already paid for instead of submitting its requests again."""
 
 _RETRIED = "ALTER TABLE model_calls ADD COLUMN retried TEXT NOT NULL DEFAULT ''"
+_ROUTE = "ALTER TABLE model_calls ADD COLUMN route TEXT NOT NULL DEFAULT 'live'"
 UPGRADES: dict[str, tuple[str, ...]] = {
-    "7": ("ALTER TABLE units ADD COLUMN replica INTEGER NOT NULL DEFAULT 0", _RETRIED),
-    "8": (_RETRIED,),
+    "7": ("ALTER TABLE units ADD COLUMN replica INTEGER NOT NULL DEFAULT 0", _RETRIED, _ROUTE),
+    "8": (_RETRIED, _ROUTE),
+    "9": (_ROUTE,),
 }
-"""Version -> the statements that bring it to SCHEMA_VERSION, in one transaction."""
+"""Version -> the statements that bring it to SCHEMA_VERSION, in one transaction. The batch tables are
+new, so `SCHEMA`'s CREATE ... IF NOT EXISTS adds them to an older journal."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,7 +96,7 @@ CREATE TABLE IF NOT EXISTS model_calls (
     cost_usd REAL NOT NULL, latency_s REAL NOT NULL, created_at REAL NOT NULL, error TEXT NOT NULL DEFAULT '',
     usage_estimated INTEGER NOT NULL DEFAULT 0, replica TEXT NOT NULL DEFAULT '',
     cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0, cache_ttl TEXT NOT NULL DEFAULT '',
-    retried TEXT NOT NULL DEFAULT ''
+    retried TEXT NOT NULL DEFAULT '', route TEXT NOT NULL DEFAULT 'live'
 );
 CREATE INDEX IF NOT EXISTS calls_by_run ON model_calls (run_id, purpose);
 -- Per-episode call sums (show, export, estimate) look calls up by unit; without it each episode reads the
@@ -122,6 +128,24 @@ CREATE TABLE IF NOT EXISTS audit_cases (
     finished_at REAL NOT NULL,
     PRIMARY KEY (audit_id, case_id)
 );
+-- A provider batch, recorded under its label before it is created ('submitting', batch_id '') and again
+-- with the provider's id once created ('submitted'), then 'ended' (results readable), 'collected' (every
+-- result journaled in batch_items) or 'cancelled'. `endpoint` is the base URL, never a key.
+CREATE TABLE IF NOT EXISTS provider_batches (
+    run_id TEXT NOT NULL, label TEXT NOT NULL, api TEXT NOT NULL, endpoint TEXT NOT NULL,
+    model TEXT NOT NULL, batch_id TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,
+    items INTEGER NOT NULL, round INTEGER NOT NULL, resubmission INTEGER NOT NULL DEFAULT 0,
+    submitted_at REAL NOT NULL, ended_at REAL, provider_status TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (run_id, label)
+);
+-- One request of a batch (custom_id = the request hash): 'pending' until its result is journaled
+-- ('succeeded' with the encoded answer, 'errored', 'expired', 'canceled'), before any episode uses it.
+CREATE TABLE IF NOT EXISTS batch_items (
+    run_id TEXT NOT NULL, label TEXT NOT NULL, custom_id TEXT NOT NULL, unit_id TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending', answer BLOB, error TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (run_id, label, custom_id)
+);
+CREATE INDEX IF NOT EXISTS batch_items_by_request ON batch_items (run_id, custom_id);
 """
 
 _PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=10000")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -71,6 +72,22 @@ class Dicey(Counter):
         self.seen += random.randint(0, 1_000_000)
 
 
+class Quitter(Counter):
+    """Its second `learn` ends the process (os._exit(3)): no exception, no cleanup, no result."""
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        await super().learn(records)
+        if self.seen >= 2:
+            os._exit(3)
+
+
+class Leaver(Counter):
+    """Its first `learn` raises SystemExit(0), which no `except Exception` catches."""
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        raise SystemExit(0)
+
+
 def _spec(name: str, cls: type[Counter]) -> MethodSpec:
     def build(setup: MethodSetup) -> Counter:
         return cls()
@@ -82,3 +99,5 @@ COUNTER = _spec("counter", Counter)
 CURIOUS = _spec("curious", Curious)
 FORGETFUL = _spec("forgetful", Forgetful)
 DICEY = _spec("dicey", Dicey)
+QUITTER = _spec("quitter", Quitter)
+LEAVER = _spec("leaver", Leaver)

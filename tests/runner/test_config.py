@@ -59,3 +59,20 @@ def test_wrong_type_is_named(tmp_path: Path) -> None:
     path.write_text('block_size = "twelve"\n')
     with pytest.raises(ShiftbenchInputError, match="block_size must be a whole number; got the string \"twelve\""):
         load_config_file(path)
+
+
+def test_a_price_takes_a_batch_tier_of_the_same_fields_and_refuses_a_malformed_one() -> None:
+    from runner.config.prices import Price, parse_price_text
+
+    head = '[prices."m"]\ninput = 1\ncached_input = 0.1\ncache_write = 1.25\noutput = 4\n'
+    tier = '[prices."m".batch]\ninput = 0.5\ncached_input = 0.05\ncache_write = 0.625\noutput = 2\n'
+    assert parse_price_text(head + tier, "p.toml")["m"] == Price(1, 0.1, 1.25, 4, batch=Price(0.5, 0.05, 0.625, 2))
+    assert parse_price_text(head, "p.toml")["m"].batch is None
+    for bad, says in ((head + "batch = 3\n", 'p.toml: [prices."m".batch]: must be a table'),
+                      (head + '[prices."m".batch]\ninput = 0.5\n', 'p.toml: [prices."m".batch]: missing cached_input'),
+                      (head + tier + '[prices."m".batch.batch]\ninput = 1\n',
+                       "unknown key 'batch'; expected input, cached_input, cache_write, output "
+                       "(and optionally cache_write_1h)")):
+        with pytest.raises(ShiftbenchInputError) as refused:
+            parse_price_text(bad, "p.toml")
+        assert says in str(refused.value)

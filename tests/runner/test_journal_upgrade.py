@@ -23,6 +23,9 @@ def as_schema_7(journal: Path, run_id: str) -> None:
         db.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = ?", (run_id,))
         db.execute("ALTER TABLE units DROP COLUMN replica")
         db.execute("ALTER TABLE model_calls DROP COLUMN retried")
+        db.execute("ALTER TABLE model_calls DROP COLUMN route")
+        for table in ("batch_items", "provider_batches"):
+            db.execute(f"DROP TABLE {table}")
         db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
 
 
@@ -61,6 +64,7 @@ async def test_a_schema_8_journal_gets_the_retried_column_and_reports(built_suit
     outcome = await start_sweep(config, journal, "none", quiet)
     with sqlite3.connect(journal) as db:  # what schema 8 wrote: no model_calls.retried
         db.execute("ALTER TABLE model_calls DROP COLUMN retried")
+        db.execute("ALTER TABLE model_calls DROP COLUMN route")
         db.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     report = await build_report(journal, outcome.run_id)
     with sqlite3.connect(journal) as db:
@@ -68,3 +72,21 @@ async def test_a_schema_8_journal_gets_the_retried_column_and_reports(built_suit
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     assert version == SCHEMA_VERSION and "retried" in names
     assert report.retries == []  # the offline model sends no calls
+
+
+async def test_a_schema_9_journal_gets_the_batch_tables_and_route(built_suite: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    config = SweepConfig(methods=("blind",), scenarios=("pitch_l1",), dataset=str(built_suite), pilot=1)
+    outcome = await start_sweep(config, journal, "none", quiet)
+    with sqlite3.connect(journal) as db:  # what schema 9 wrote: no route, no batch tables
+        db.execute("ALTER TABLE model_calls DROP COLUMN route")
+        for table in ("batch_items", "provider_batches"):
+            db.execute(f"DROP TABLE {table}")
+        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    await build_report(journal, outcome.run_id)
+    with sqlite3.connect(journal) as db:
+        names = [row[1] for row in db.execute("PRAGMA table_info(model_calls)")]
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == SCHEMA_VERSION == "10"
+    assert "route" in names and {"provider_batches", "batch_items"} <= tables
