@@ -109,10 +109,18 @@ def _message(bench: Bench, done: subprocess.CompletedProcess[str]) -> str:
 
 
 def _last(text: str) -> str:
-    """A success's last line (the hint), or a run's summary line (`run R: completed; ...`)."""
+    """A run's summary line (`run R: completed; ...`), else a success's closing words: its last paragraph
+    when that is a few lines of prose (`show`'s hint, wrapped), else its last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     ran = [line for line in lines if re.match(r"run \S+: ", line)]
-    return ran[0] if ran else lines[-1] if lines else ""
+    if ran:
+        return ran[0]
+    tail: list[str] = []
+    for line in reversed(text.rstrip().splitlines()):
+        if not line.strip() or line.lstrip().startswith(("╰", "│", "─")):
+            break
+        tail.insert(0, line.strip())
+    return " ".join(tail) if 1 < len(tail) <= 4 else lines[-1] if lines else ""
 
 
 def call(bench: Bench, tried: Try) -> subprocess.CompletedProcess[str]:
