@@ -64,6 +64,7 @@ def _rows(table: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.heavy
+@pytest.mark.timeout(1200)  # 35 s idle, 100 s at load 6: the suite's 300 s is too close under a second suite
 def test_every_row_of_issue_30_is_as_the_issue_asks(tmp_path: Path) -> None:
     out = tmp_path / "table.md"
     assert main(["--pilot", "2", "--in", str(tmp_path), "--out", str(out)]) == 0
