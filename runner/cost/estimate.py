@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from runner.common.tables import text_table
+from runner.common.tables import terminal_width, text_table, wrap_prose
 from runner.config.plan import Stream, plan_streams
 from runner.config.prices import PriceTable
 from runner.config.settings import config_from_json
@@ -96,7 +96,8 @@ def projection_rows(measures: Mapping[StreamKey, Measured], models: Sequence[str
     return rows
 
 
-def render_projection(rows: Sequence[ProjectedRow]) -> str:
+def render_projection(rows: Sequence[ProjectedRow], width: int | None = None) -> str:
+    """The projection table and what it means; `width`: the terminal's (None: natural, for pipes and files)."""
     headers = ["model", "method", "episodes", "turns/ep", "in tok/turn", "cache hit", "$/episode", "projected $",
                "95% range", "uncached $", "measured from"]
     table = [[r.model, r.method, f"{r.episodes:,}", f"{r.turns_per_episode:.1f}", f"{r.input_tokens_per_turn:,.0f}",
@@ -106,7 +107,7 @@ def render_projection(rows: Sequence[ProjectedRow]) -> str:
              for r in rows]
     total = sum(r.projected_usd for r in rows)
     low, high = sum(r.low_usd for r in rows), sum(r.high_usd for r in rows)
-    lines = [text_table(headers, table, "llrrrrrrrrl"),
+    lines = [text_table(headers, table, "llrrrrrrrrl", width),
              f"total ${total:,.2f} (rows' ranges summed: ${low:,.2f} - ${high:,.2f}); uncached "
              f"${sum(r.uncached_usd for r in rows):,.2f}",
              f"Per (scenario, phase): the full sweep's episodes x the measured episodes' mean cost at the run's "
@@ -116,7 +117,7 @@ def render_projection(rows: Sequence[ProjectedRow]) -> str:
     if any(r.repriced for r in rows):
         lines.append("RE-PRICED rows: a model the run did not call, projected from another model's tokens, turns "
                      "and cache hit rate at its own prices; its own behaviour may differ.")
-    return "\n".join(lines)
+    return "\n".join([lines[0], *(wrap_prose(line, width) for line in lines[1:])])
 
 
 def projection_json(rows: Sequence[ProjectedRow]) -> str:
@@ -157,8 +158,10 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
         rows = await run_projection(reader, run, streams, models, methods)
     if as_json:
         return projection_json(rows)
-    return (f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent.\n"
-            + render_projection(rows) + offline_note(models, methods))
+    width = terminal_width()  # laid out as the pilot's own table was (a pipe: natural widths)
+    head = f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent."
+    return (wrap_prose(head, width) + "\n" + render_projection(rows, width)
+            + wrap_prose(offline_note(models, methods), width))
 
 
 def offline_note(models: Sequence[str], methods: Sequence[str]) -> str:

@@ -184,8 +184,9 @@ def _probe_rows(run_id: str, probes: list[ProbeResult], prices: dict[str, Price 
 async def _check_budget_left(journal: Journal, run_id: str, cap: float | None) -> None:
     spent = (await journal.read.spend(run_id)).total
     if cap is not None and spent >= cap:
-        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its ${cap:.2f} cap; "
-                                   "resume with a higher --budget")
+        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its {usd(cap)} cap; "
+                                   f"resume with a higher one (`shiftbench resume {run_id} --budget USD"
+                                   f"{journal_flag(journal.path)}`)")
 
 
 def plan_sweep(config: SweepConfig, dataset: Dataset) -> list[Stream]:

@@ -130,6 +130,9 @@ def test_the_end_of_run_summary_fits_a_screen(built_suite: Path, tmp_path: Path,
     journal, run_id = cli_sweep(built_suite, tmp_path, ("retail_l1", "pitch_l1"), ("blind", "oracle"))
     out = capsys.readouterr().out
     summary = out[out.index(f"run {run_id}: "):].splitlines()
+    # Everything before it too (the pilot's projection and its table): a line passes the width only where a
+    # path is kept whole.
+    assert [line for line in out.splitlines() if len(line) > width and "/" not in max(line.split(), key=len)] == []
     # The test's journal path is one word longer than 80 columns: kept whole, on a line of its own.
     assert all(len(line) <= width or line.split()[-1].rstrip("\\") in (f"{journal}", "\\")
                for line in summary) and len(summary) <= 26  # a screen, the long path's continuations aside
