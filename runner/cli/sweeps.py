@@ -36,7 +36,7 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "temperature": "temperature", "call_timeout": "call_timeout", "shards": "shards",
                   "replicas": "replicas", "methods_in_process": "methods_in_process",
                   "method_context_limit": "method_context_limit", "method_learn_limit": "method_learn_limit",
-                  "method_reads": "method_reads"}
+                  "method_reads": "method_reads", "batch": "batch"}
 
 
 def add_sweep_parsers(commands: Any) -> None:
@@ -66,6 +66,10 @@ def _add_run(run: argparse.ArgumentParser) -> None:
                      help="run models with no known price (spend counts only what providers report)")
     run.add_argument("--label", action="append", metavar="TEXT",
                      help="what this run is for, shown by `shiftbench runs` (repeatable)")
+    run.add_argument("--batch", choices=("tests", "off"), default=None,
+                     help="tests: test episodes' model calls (agent and judge) go through the endpoint's batch API "
+                          "at its batch price, serving stays live (default off; the sweep file's [batch] table sets "
+                          "thresholds; resume keeps it)")
     run.add_argument("--display", choices=DISPLAYS, default="auto", help=DISPLAY_HELP)
     add_journal(run)
     _add_method_flags(run)

@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from runner.config.batch_settings import check_batch_mode
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["ENDPOINT_KEYS", "check_endpoint_keys"]
@@ -18,7 +19,7 @@ __all__ = ["ENDPOINT_KEYS", "check_endpoint_keys"]
 ENDPOINT_KEYS = frozenset({
     "kind", "model", "base_url", "base_urls", "api_key_env", "api_key_envs", "requests_per_minute",
     "tokens_per_minute", "max_concurrency", "extra_body", "thinking_budget", "stream", "max_tokens",
-    "prompt_cache_key", "cache_ttl"})
+    "prompt_cache_key", "cache_ttl", "batch"})
 
 
 def check_endpoint_keys(where: str, table: Mapping[str, Any]) -> None:
@@ -27,6 +28,8 @@ def check_endpoint_keys(where: str, table: Mapping[str, Any]) -> None:
         raise ShiftbenchInputError(f"{where}: must be a table")
     unknown = sorted(set(table) - ENDPOINT_KEYS)
     if not unknown:
+        if "batch" in table:
+            check_batch_mode(where, "batch", table["batch"])
         return
     close = difflib.get_close_matches(unknown[0], sorted(ENDPOINT_KEYS), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""

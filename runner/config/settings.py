@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from runner.common.toml_tables import Field, check_table, described, read_toml, refuse_unknown, suggestion
+from runner.config.batch_settings import BatchSettings, batch_settings, check_batch_mode
 from runner.config.endpoint_keys import check_endpoint_keys
 from runner.config.methods import methods_from_file, normalize_methods, resolve_methods
 from runner.config.prices import parse_model_prices
@@ -31,8 +32,9 @@ __all__ = ["RESULT_KEYS", "SWEEP_FIELDS", "TOP_TABLES", "SweepConfig", "allowed_
            "config_hash", "load_config_file", "stored_config_hash"]
 
 RESULT_KEYS = ("models", "methods", "scenarios", "dataset", "block_size", "seed", "pilot", "judge", "endpoints",
-               "repeats", "max_tokens", "max_turns", "temperature", "call_timeout", "replicas", "method_specs")
-_HASHED_WHEN_SET = ("max_turns", "temperature", "call_timeout", "replicas", "method_specs")
+               "repeats", "max_tokens", "max_turns", "temperature", "call_timeout", "replicas", "method_specs",
+               "batch", "batch_settings")
+_HASHED_WHEN_SET = ("max_turns", "temperature", "call_timeout", "replicas", "method_specs", "batch", "batch_settings")
 """Keys added after runs were journaled: hashed only when they differ from their default, so a run
 journaled before they existed (its stored hash covers none of them) still resumes."""
 
@@ -112,6 +114,12 @@ class SweepConfig:
     """Seconds one `learn` call (a block) may take, and build, state and load, before the stream stops."""
     method_reads: tuple[str, ...] = ()
     """Folders a worker's method may read beside its own source and the Python installation."""
+    batch: str = "off"
+    """"tests": test episodes' model calls (agent and judge) go through their endpoint's batch API
+    (`runner.config.batch_settings`); an endpoint's own `batch` overrides it for its models. Hashed when set."""
+    batch_settings: Mapping[str, Any] = field(default_factory=dict)
+    """The sweep file's `[batch]` table as written (thresholds, polling, failures, start); checked by
+    `runner.config.batch_settings`, read through `batching()`."""
 
     def validate(self, source: str) -> SweepConfig:
         """Raise one clear error naming `source` (a file or `flags`) for the first problem found: every
@@ -144,7 +152,13 @@ class SweepConfig:
             if not isinstance(getattr(self, flag), bool):
                 raise ShiftbenchInputError(f"{source}: {flag} must be true or false")
         parse_model_prices(self.prices, source)  # every [prices] table, whether or not its model runs
+        check_batch_mode(source if source != "flags" else "--batch", "batch", self.batch)
+        self.batching(f"{source} [batch]")
         return self
+
+    def batching(self, where: str = "the run's config [batch]") -> BatchSettings:
+        """The `[batch]` table as settings (defaults for what it leaves out)."""
+        return batch_settings(self.batch_settings, where)
 
     def resolved_methods(self, source: str = "the run's config") -> dict[str, ResolvedMethod]:
         """Each method by name, resolved (the user's code imported, its options bound)."""
@@ -256,15 +270,17 @@ TOP_TABLES = ("prices", "endpoints")
 """Tables a sweep file may hold at its top level beside `[sweep]`."""
 _KIND_OF_TYPE = {"int": "whole number", "str": "string", "bool": "true or false", "float": "number",
                  "float | None": "number", "Mapping[str, Any]": "table"}
+_NOT_SWEEP_KEYS = ("plan", "method_specs", "batch_settings")
 _EXAMPLES = {"models": 'models = ["scripted"]', "methods": 'methods = ["blind", "oracle"]',
              "scenarios": 'scenarios = ["retail_l1"]', "labels": 'labels = ["why this run"]',
              "method_reads": 'method_reads = ["/data/notes"]'}
 SWEEP_FIELDS: dict[str, Field] = {
     f.name: Field("list of strings", _EXAMPLES[f.name]) if f.name in _TUPLE_KEYS
     else Field(_KIND_OF_TYPE[str(f.type)], ranged_later=True)  # validate() checks ranges, finiteness included
-    for f in fields(SweepConfig) if f.name not in ("plan", "method_specs")}
-"""A sweep file's keys and their kinds: SweepConfig's fields, except the plan a run is handed and the
-method specs, which come from `[methods.NAME]` tables (`runner.config.methods`)."""
+    for f in fields(SweepConfig) if f.name not in _NOT_SWEEP_KEYS}
+"""A sweep file's keys and their kinds: SweepConfig's fields, except the plan a run is handed, the
+method specs, which come from `[methods.NAME]` tables (`runner.config.methods`), and the batch settings,
+which come from the `[batch]` table."""
 
 
 def load_config_file(path: Path, other_tables: tuple[str, ...] = ()) -> SweepConfig:
@@ -275,8 +291,10 @@ def load_config_file(path: Path, other_tables: tuple[str, ...] = ()) -> SweepCon
     if "sweep" in raw:
         if not isinstance(raw["sweep"], dict):
             raise ShiftbenchInputError(f"{path}: sweep must be a table ([sweep]); got {described(raw['sweep'])}")
-        refuse_unknown(str(path), raw, {"sweep", "methods", *TOP_TABLES, *other_tables}, what="table")
+        refuse_unknown(str(path), raw, {"sweep", "methods", "batch", *TOP_TABLES, *other_tables}, what="table")
         where, table = f"{path} [sweep]", dict(raw["sweep"])
+        if "batch" in raw:
+            table["batch_settings"] = _batch_table(path, raw["batch"])
         for key in TOP_TABLES:
             if key in raw and key in table:
                 raise ShiftbenchInputError(f"{path}: {key} is given both at the top level and under [sweep]; "
@@ -284,6 +302,9 @@ def load_config_file(path: Path, other_tables: tuple[str, ...] = ()) -> SweepCon
             table.setdefault(key, raw.get(key, {}))
     else:
         where, table = str(path), dict(raw)
+        if isinstance(table.get("batch"), Mapping):  # the [batch] table; `batch = "tests"` needs [sweep] beside it
+            table["batch_settings"] = _batch_table(path, table.pop("batch"))
+    batch_table = table.pop("batch_settings", {})
     endpoints = table.get("endpoints")
     for name, endpoint in (endpoints.items() if isinstance(endpoints, Mapping) else ()):
         check_endpoint_keys(f"{path} [endpoints.{name}]", endpoint)
@@ -294,10 +315,20 @@ def load_config_file(path: Path, other_tables: tuple[str, ...] = ()) -> SweepCon
                                        f'string "{value}"')
     methods = methods_from_file(path, raw, table)  # [methods.NAME] tables (and the list naming them) taken out
     check_table(where, table, SWEEP_FIELDS)
-    config = replace(SweepConfig(), **methods, **{key: _coerce(key, value) for key, value in table.items()})
+    config = replace(SweepConfig(), **methods, **{key: _coerce(key, value) for key, value in table.items()},
+                     batch_settings=batch_table)
     if config.dataset and not Path(config.dataset).is_absolute():
         config = replace(config, dataset=str((path.parent / config.dataset).resolve()))
     return config.validate(str(path))
+
+
+def _batch_table(path: Path, table: Any) -> dict[str, Any]:
+    """The `[batch]` table, checked with the file named."""
+    if not isinstance(table, Mapping):
+        raise ShiftbenchInputError(f"{path}: batch at the top level beside [sweep] must be the [batch] table; "
+                                   f'put batch = "tests" under [sweep]')
+    batch_settings(table, f"{path} [batch]")
+    return dict(table)
 
 
 def _coerce(key: str, value: Any) -> Any:

@@ -23,13 +23,16 @@ the notebook API's in `analysis_queries`; each a `query_group.QueryGroup` over R
 fails only its caller), `merge` (`write_merged`, `unit_results`: shard journals of one sweep copied into
 one new journal, `shiftbench journal merge`), `housekeeping` (`runs rm` and `journal vacuum`),
 `call_tallies` (a run's calls per stream and per endpoint replica, as reports and `runs` show them),
-`meta_keys` and `sweep_record` (what a run's meta rows say: its machine, the model versions that served
-it, the sweep and shard it belongs to), `lease` (which host and process write a run now).
+`batch_journal` (the provider batches of `--batch tests`: `provider_batches`, `open_batches`,
+`batch_items`, `unused_answers`, `failed_tries`), `meta_keys` and `sweep_record` (what a run's meta rows
+say: its machine, the model versions that served it, the sweep and shard it belongs to), `lease` (which
+host and process write a run now).
 
 Writers (`Batch` methods, chainable): `new_run(NewRun, units)`, `run_started`, `run_stopping`, `run_ended`,
 `run_config`,
 `episode(EpisodeRow)`, `unit_done`, `checkpoint(run_id, stream_id, CheckpointKey, position, state)`,
-`model_call(ModelCallRow)`, `cached_answer`, `set_meta`, `lease_swap`, `delete_run` (`runs rm`); audits:
+`model_call(ModelCallRow)`, `cached_answer`, `set_meta`; batches: `provider_batch`, `batch_created`,
+`batch_status`, `batch_item_result`; `lease_swap`, `delete_run` (`runs rm`); audits:
 `episode_audit(EpisodeAuditRow)` (with its episode), `audit(AuditRow)`, `audit_case(AuditCaseRow)`,
 `audit_status`. `vacuum(path)` gives a deleted run's pages back to the disk.
 

@@ -48,6 +48,15 @@ _CACHED_ANSWER = ("INSERT OR REPLACE INTO response_cache (request_hash, run_id, 
                   "created_at) VALUES (?, ?, ?, ?, ?, ?)")
 _RUN_STARTED = "UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?"
 _RUN_ENDED = "UPDATE runs SET status = ?, stop_reason = ?, updated_at = ? WHERE run_id = ?"
+_PROVIDER_BATCH = ("INSERT INTO provider_batches (run_id, label, api, endpoint, model, status, items, round, "
+                   "resubmission, submitted_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?, ?)")
+_BATCH_ITEM = "INSERT INTO batch_items (run_id, label, custom_id, unit_id) VALUES (?, ?, ?, ?)"
+_BATCH_CREATED = ("UPDATE provider_batches SET batch_id = ?, status = 'submitted', provider_status = ? "
+                  "WHERE run_id = ? AND label = ?")
+_BATCH_STATUS = ("UPDATE provider_batches SET status = ?, provider_status = ?, ended_at = ? "
+                 "WHERE run_id = ? AND label = ?")
+_BATCH_ITEM_RESULT = ("UPDATE batch_items SET status = ?, answer = ?, error = ? "
+                      "WHERE run_id = ? AND label = ? AND custom_id = ?")
 STOPPING = "stopping: "
 """The status prefix of a run that is stopping: its process still runs (as with 'running')."""
 _RUN_CONFIG = "UPDATE runs SET config = ?, budget_usd = ? WHERE run_id = ?"
@@ -139,6 +148,31 @@ class Batch:
         """A paid answer, replayed when the same unit asks the same request again."""
         return self._add("cached_answer", _CACHED_ANSWER, (request_hash, run_id, unit_id, model, response,
                                                            created_at))
+
+    def provider_batch(self, run_id: str, label: str, api: str, endpoint: str, model: str,
+                       items: Sequence[tuple[str, str]], round_number: int, resubmission: int, at: float) -> Batch:
+        """A provider batch about to be created ('submitting', no id yet) and its items ('pending'), as
+        (custom_id, unit_id) pairs: on disk before the provider is asked, so a crash leaves its label to
+        find. `resubmission`: 1 when its items are second tries of items that failed in an earlier batch (a
+        batch holds first tries only or second tries only)."""
+        self._add("provider_batch", _PROVIDER_BATCH, (run_id, label, api, endpoint, model, len(items), round_number,
+                                                      resubmission, at))
+        self.many.append((_BATCH_ITEM, [(run_id, label, custom_id, unit_id) for custom_id, unit_id in items]))
+        return self
+
+    def batch_created(self, run_id: str, label: str, batch_id: str, provider_status: str = "") -> Batch:
+        """The provider's id of a batch ('submitted'): what a resume polls."""
+        return self._add("batch_status", _BATCH_CREATED, (batch_id, provider_status, run_id, label))
+
+    def batch_status(self, run_id: str, label: str, status: str, provider_status: str,
+                     ended_at: float | None) -> Batch:
+        """A batch 'ended', 'collected' (every result journaled) or 'cancelled'."""
+        return self._add("batch_status", _BATCH_STATUS, (status, provider_status, ended_at, run_id, label))
+
+    def batch_item_result(self, run_id: str, label: str, custom_id: str, status: str, answer: bytes | None,
+                          error: str) -> Batch:
+        """One item's result: 'succeeded' with the encoded answer, or 'errored' / 'expired' / 'canceled'."""
+        return self._add("batch_item", _BATCH_ITEM_RESULT, (status, answer, error, run_id, label, custom_id))
 
     def delete_run(self, run_id: str) -> Batch:
         """Every row of one run, in every table (`runs rm`); other runs' rows are untouched."""

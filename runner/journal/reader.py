@@ -15,6 +15,7 @@ from typing import Any
 import aiosqlite
 
 from runner.journal.analysis_queries import AnalysisQueries
+from runner.journal.batch_journal import BatchQueries
 from runner.journal.call_queries import CallQueries
 from runner.journal.read_rows import (
     EpisodeCost,
@@ -135,7 +136,7 @@ _META = "SELECT value FROM meta WHERE key = ?"
 _META_PREFIXED = "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key"
 
 
-class Reader(ViewQueries, CallQueries, RetryQueries, AnalysisQueries):
+class Reader(ViewQueries, CallQueries, RetryQueries, AnalysisQueries, BatchQueries):
     """The journal's named queries, over one read-only connection (the views' in `ViewQueries`, those
     over model calls in `CallQueries`, the retries' in `RetryQueries`)."""
 

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Container
+from collections.abc import Callable, Container
 
 import anyio
 import orjson
 
+from runner.batching.answers import decode_answer, encode_answer
 from runner.journal import Batch, Journal, ModelCallRow
 from runner.journal.meta_keys import served_model_meta_key
+from runner.models.batched import REQUEST_KEY
 from runner.providers.taxonomy import InfrastructureError
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse, Purpose, Usage
-from simulators.protocol import AssistantTurn, ToolCall
+from simulators.protocol import AssistantTurn
 
 __all__ = ["JournaledModel", "note_served", "request_hash"]
 
@@ -51,30 +53,20 @@ def note_served(batch: Batch, run_id: str, model: str, served: str) -> None:
         batch.set_meta(served_model_meta_key(*mark), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def _encode(response: ModelResponse) -> bytes:
-    # orjson writes dataclasses itself, the same bytes as via asdict() without its deep copy of the reply.
-    return orjson.dumps(response)
-
-
-def _decode(raw: bytes) -> ModelResponse:
-    data = orjson.loads(raw)
-    turn = data["turn"]
-    calls = tuple(ToolCall(**c) for c in turn["tool_calls"])
-    return ModelResponse(
-        turn=AssistantTurn(turn["text"], turn["reasoning"], calls, turn["provider_state"]),
-        usage=Usage(**data["usage"]), cost_usd=data["cost_usd"],
-    )
+_encode = encode_answer
+_decode = decode_answer
 
 
 class JournaledModel:
     def __init__(self, inner: ModelClient, journal: Journal, run_id: str, unit_id: str, stream_id: str,
                  purpose: Purpose = "agent", replayable: Container[str] | None = None,
-                 replay_from: str | None = None) -> None:
+                 replay_from: str | None = None, route: Callable[[], str] = lambda: "live") -> None:
         """`replayable`: the units that have cached answers (None: any unit may have). A unit outside it
         has never had a call answered, so its calls never read the journal: on a fresh run, all of them.
         A unit inside it reads its answers once, at its first call, and answers the rest from memory.
         `replay_from`: a recorded run whose paid answers to the same unit also answer (an audit's
-        replay of that run pays nothing for the turns the recording already paid for)."""
+        replay of that run pays nothing for the turns the recording already paid for). `route`: how the
+        call just made was answered ('live', 'batch'), journaled on its row."""
         self._inner = inner
         self._journal = journal
         self._run_id = run_id
@@ -85,6 +77,7 @@ class JournaledModel:
         self._answers: dict[str, bytes] | None = None
         self._replay_from = replay_from
         self._recorded: dict[str, bytes] | None = None
+        self._route = route
 
     @property
     def name(self) -> str:
@@ -101,6 +94,7 @@ class JournaledModel:
             await self._journal.enqueue(self._call_row(key, response, 0.0, from_cache=True, cost=0.0))
             return ModelResponse(response.turn, Usage(), 0.0)
         started = time.monotonic()
+        keyed = REQUEST_KEY.set(key)  # a batched call's custom id
         try:
             response = await self._inner.respond(request)
         except InfrastructureError as exc:
@@ -112,6 +106,8 @@ class JournaledModel:
             with anyio.CancelScope(shield=True):
                 await self._journal.enqueue(failure)
             raise
+        finally:
+            REQUEST_KEY.reset(keyed)
         batch = self._call_row(key, response, time.monotonic() - started, from_cache=False,
                                cost=response.cost_usd)
         note_served(batch, self._run_id, self.name, response.served_model)
@@ -133,7 +129,7 @@ class JournaledModel:
             from_cache, usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens,
             usage.output_tokens, cost, latency, time.time(), error, usage.estimated, response.replica,
             usage.cache_write_1h_tokens, "" if from_cache else response.cache_ttl,
-            "" if from_cache else ",".join(response.retried),
+            "" if from_cache else ",".join(response.retried), self._route(),
         ))
 
     async def _recorded_answer(self, request: ModelRequest, own_key: str) -> tuple[str, bytes | None]:

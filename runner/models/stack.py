@@ -7,17 +7,22 @@ reservation is for the request as it will be sent).
 Cached answers are replayed before the gate, so they take no slot and are never charged; calls waiting
 for a slot hold no reservation. The offline scripted model only passes the gate: it is free and
 in-process, so there is nothing to cache or price.
+
+With `--batch tests`, a batching model's test calls (a test episode's agent and pitch judge) take the
+batch route instead (`runner.models.batched`): no gate, the batch price; serving calls are unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from runner.batching.batcher import Batcher
 from runner.config.prices import Price
 from runner.cost.budget import Budget
 from runner.display.progress import RunProgress
 from runner.journal import Journal
+from runner.models.batched import BatchedModel, BatchRoute
 from runner.models.capped import CappedModel
 from runner.models.gate import Gate, GatedModel
 from runner.models.journaled import JournaledModel
@@ -26,7 +31,7 @@ from runner.models.registry import ModelEntry
 from runner.models.scoped import CacheScopedModel, cache_scope
 from runner.models.seeded import seeded
 from runner.models.watched import WatchedModel
-from runner.providers.priority import PriorityLimiter, ServingClaim
+from runner.providers.priority import TEST, PriorityLimiter, ServingClaim
 from simulators.model_api import ModelClient, Purpose
 
 __all__ = ["ClientStack"]
@@ -46,6 +51,10 @@ class ClientStack:
     """Units with cached answers (from the journal, at start); None: any unit may have some."""
     replay_from: str | None = None
     """An audit's recorded run: its paid answers answer the same unit's identical requests for free."""
+    batcher: Batcher | None = None
+    """`--batch tests`: the run's batches, for the models it batches (their test calls)."""
+    batch_prices: Mapping[str, Price] = field(default_factory=dict)
+    """Each batching model's batch price (what its batched calls reserve and are charged)."""
 
     def __post_init__(self) -> None:
         run_wide = PriorityLimiter(self.concurrency)
@@ -74,6 +83,14 @@ class ClientStack:
         priced = PricedModel(scoped, self.prices.get(model), self.budget, self.progress, purpose)
         # Capped outside the price: the reservation is for the request as it will be sent.
         gated = GatedModel(CappedModel(priced, entry.max_tokens), self._gates[model], priority)
+        if self.batcher is not None and priority == TEST and model in self.batcher.models:
+            # Scoped like a live call: the batch's items carry the stream's prompt-cache key or marks too.
+            route = CacheScopedModel(BatchRoute(self.batcher, model, unit_id), cache_scope(stream_id, purpose))
+            batched = CappedModel(PricedModel(route, self.batch_prices[model], self.budget, self.progress, purpose),
+                                  entry.max_tokens)
+            either = BatchedModel(batched, gated, self.budget)
+            return JournaledModel(either, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,
+                                  self.replay_from, route=lambda: either.route)
         return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,
                               self.replay_from)
 

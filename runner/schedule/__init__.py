@@ -6,7 +6,9 @@ config into a run (checks before spending, probes, journal, resume). Beside them
 stream's method built, frozen and restored), `judge` (the pitch judge), `paths` (where a run writes, the
 built-in suite built on first use), `full_disk` (a full disk stops a run like a budget stop),
 `lease_keeper` (the run's lease: which host and process write it, renewed while it runs),
-`starting_progress` (a resumed run's figures from its journal).
+`starting_progress` (a resumed run's figures from its journal), `admission` (when test sets start and how
+many test episodes run at once; `--batch tests` changes both), `engine_rows` (an episode's audit row, a
+stream's dashboard row).
 
 Arrows: schedule -> models, cost, config, display, journal, providers, workers, common.
 """

@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import anyio
@@ -37,11 +38,13 @@ from runner.common.errors import RunAborted
 from runner.common.journal_flag import resume_command
 from runner.config.plan import Stream, Unit, window_tasks
 from runner.cost.budget import BudgetExhausted
-from runner.display.progress import RunProgress, StreamProgress
-from runner.journal import Batch, CheckpointKey, EpisodeAuditRow, EpisodeRow, Handed, Journal
+from runner.display.progress import RunProgress
+from runner.journal import Batch, CheckpointKey, EpisodeRow, Handed, Journal
 from runner.models.stack import ClientStack
 from runner.providers.priority import SERVING, TEST, ServingClaim
 from runner.providers.taxonomy import InfrastructureError
+from runner.schedule.admission import TEST_EPISODES_IN_FLIGHT, TestAdmission
+from runner.schedule.engine_rows import audit_row, stream_progress
 from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.schedule.method_errors import StreamFailure, located
 from runner.schedule.method_time import save_times
@@ -52,15 +55,13 @@ from simulators.domain import Domain, Judge
 from simulators.protocol import Task
 from simulators.registry import get_domain
 
-__all__ = ["Engine", "StopControl"]
+__all__ = ["TEST_EPISODES_IN_FLIGHT", "Engine", "StopControl", "audit_row", "stream_progress"]
 
 RETRY_PAUSE_S = 2.0
 CHECKPOINT_EVERY = 32
 """Serving episodes between two method checkpoints (and one at every window end). A full state after
 every block cost rag 3 GB of writes over 1,272 serving episodes (bench/); in between, the journaled
 episodes are the checkpoint: a resume loads the last state and replays `learn` on them."""
-TEST_EPISODES_IN_FLIGHT = 64
-"""Per test set: enough to keep a provider busy, few enough to keep memory and journal batches small."""
 
 
 @dataclass
@@ -111,6 +112,8 @@ class Engine:
     """A method's spec as its failure line names it."""
     failures: dict[str, StreamFailure] = field(default_factory=dict)
     """Streams stopped by their method, by stream id."""
+    admission: TestAdmission = field(default_factory=TestAdmission)
+    """When test sets start and how many test episodes run at once (`--batch tests` changes both)."""
     _unsaved: dict[str, int] = field(default_factory=dict)
     """Per stream, serving episodes learned from since its last checkpoint."""
     _handed: dict[str, Handed] = field(default_factory=dict)
@@ -127,12 +130,18 @@ class Engine:
         # cycle collector stops re-scanning it at every full collection (~0.1 ms CPU per model call
         # with the built-in suite loaded). Unfrozen after, so nothing made before stays uncollectable.
         gc.freeze()
+        self.admission.serving_streams(len(streams))
         try:
-            async with anyio.create_task_group() as group:
+            async with self._batches(), anyio.create_task_group() as group:
                 for stream in streams:
                     group.start_soon(self._run_stream, stream)
         finally:
             gc.unfreeze()
+
+    def _batches(self) -> AbstractAsyncContextManager[object]:
+        """The run's provider batches (`--batch tests`) are collected and polled while its streams run."""
+        batcher = self.clients.batcher
+        return batcher.running() if batcher is not None else nullcontext()
 
     # ----------------------------------------------------------------------------------------- stream
 
@@ -142,6 +151,7 @@ class Engine:
         try:
             method, window_states, unsaved = await self.methods.restore(stream)
         except MethodFailure as failure:
+            self.admission.served()
             await self._method_failed(stream, "restoring its method", failure)
             return
         self._unsaved[stream.stream_id] = unsaved
@@ -153,6 +163,8 @@ class Engine:
                     tests.cancel_scope.cancel()  # the stream stops: its test sets too
                     await self._method_failed(stream, failure.where or "serving", failure)
                     return
+                finally:
+                    self.admission.served()
                 await self._serving_durable(stream)  # a failed commit stops the run here, not silently
                 live.phase = "testing"
         finally:
@@ -271,6 +283,7 @@ class Engine:
         here stops the whole stream (`stream_scope`)."""
         if serving is not None:
             await serving.durable(observe=False)
+        await self.admission.may_start(stream.model)
         window = units[0].task.window
         try:
             frozen = await self.methods.thaw(stream, state)
@@ -278,7 +291,7 @@ class Engine:
             await self._method_failed(stream, f"test set of window {window}", failure)
             stream_scope.cancel()
             return
-        limiter = anyio.CapacityLimiter(TEST_EPISODES_IN_FLIGHT)
+        limiter = self.admission.limiter(stream.model)
         live = self.progress.streams[stream.stream_id]
 
         async def one(unit: Unit) -> None:
@@ -351,6 +364,8 @@ class Engine:
             return
         self.stop.request(str(refusal), "budget_exhausted")  # the dashboard shows "stopping" and the reason
         await self.journal.commit(Batch().run_stopping(self.run_id, "budget", str(refusal), time.time()))
+        if self.clients.batcher is not None:  # their partial results are read, journaled and charged
+            await self.clients.batcher.cancel_outstanding()
 
     def episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
                      unit_id: str | None = None) -> None:
@@ -380,20 +395,3 @@ class Engine:
 
     async def _done_units(self, stream: Stream) -> set[str]:
         return await self.journal.read.done_units(self.run_id, stream.stream_id)
-
-
-def audit_row(run_id: str, unit_id: str, stream_id: str, result: EpisodeResult) -> EpisodeAuditRow:
-    audit = result.audit
-    assert audit is not None
-    unsafe = audit.unsafe
-    return EpisodeAuditRow(run_id, unit_id, stream_id, audit.state_match.passed, audit.state_unchanged.passed,
-                           unsafe.proposed, unsafe.executed, unsafe.state_changing, audit.escalated,
-                           orjson.dumps(audit.to_json()))
-
-
-def stream_progress(stream: Stream) -> StreamProgress:
-    return StreamProgress(stream_id=stream.stream_id, model=stream.model, method=stream.method,
-                          scenario=stream.scenario.name, serving_total=len(stream.serving),
-                          test_total=len(stream.test) * stream.repeats, windows=len(stream.windows()),
-                          replica=stream.replica)
-

@@ -41,12 +41,14 @@ from runner.journal import STOPPING, Batch, Journal, JournalFull, ModelCallRow, 
 from runner.journal.lease import lease_meta_key
 from runner.journal.meta_keys import machine_meta_key
 from runner.journal.sweep_record import sweep_meta_key
+from runner.models.batch_lanes import batch_prices, make_batcher, refuse_without_batch_api
 from runner.models.journaled import note_served
 from runner.models.probe import ProbeResult, probe_models
 from runner.models.registry import ModelEntry, RetryTally, build_models, close_models, model_prices
 from runner.models.stack import ClientStack
 from runner.models.watched import CURRENT_STREAM
 from runner.providers import RetryNotice
+from runner.schedule.admission import TestAdmission
 from runner.schedule.engine import Engine, StopControl
 from runner.schedule.episode import EpisodeLimits
 from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
@@ -113,6 +115,7 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
 async def _checked_plan(config: SweepConfig, models: dict[str, ModelEntry], say: Callable[[str], None]
                         ) -> tuple[dict[str, Price | None], list[ProbeResult], Dataset, list[Stream]]:
     prices = model_prices(config, models)
+    batch_prices(config, models, prices)  # a model asked to batch that cannot is refused before anything
     # A dataset that is already there is read (and checked) before the probe; the built-in suite is
     # built only after it: a run that cannot start writes nothing.
     root = dataset_root(config)
@@ -120,6 +123,7 @@ async def _checked_plan(config: SweepConfig, models: dict[str, ModelEntry], say:
     if dataset is not None:
         check_oracle_readable(config, dataset)
         plan_sweep(config, dataset)
+    await refuse_without_batch_api(config, models, batch_prices(config, models, prices))  # free, before the probe
     probes = await probe_models(models.values(), say)
     dataset = dataset or resolve_dataset(config, say)
     check_oracle_readable(config, dataset)
@@ -145,6 +149,7 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
         models = build_models(config, tally)
         try:
             prices = model_prices(config, models)
+            batch_prices(config, models, prices)
             planned = {row.stream_id for row in await journal.read.streams_of_run(run_id)}
             streams = [stream for stream in plan_sweep(config, dataset) if stream.stream_id in planned]
             changed = await check_methods_unchanged(journal.read, run_id, config.resolved_methods(),
@@ -153,6 +158,7 @@ async def resume_sweep(run_id: str, journal_path: Path, display: str = "auto",
             # Said only now: every refusal (an unknown, finished or running run, a cap below the spend, a
             # changed method, an unpriced model) comes before anything suggests a resume.
             say(f"Journal: {journal_path}  (resuming run {run_id})")
+            await refuse_without_batch_api(config, models, batch_prices(config, models, prices))
             probes = await probe_models(models.values(), say)
             if changed.names:
                 say(f"Resuming with the changed source of {', '.join(changed.names)} (recorded in the run's "
@@ -270,12 +276,16 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
     progress.pools = list({id(e.router): e.router for e in models.values() if e.router is not None}.values())
     budget = await _budget(journal, run_id, config.budget, progress)
     cached = await journal.read.cached_units(run_id)
+    batched = batch_prices(config, models, prices)
     clients = ClientStack(run_id=run_id, journal=journal, progress=progress, models=models, prices=prices,
                           budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
-                          replayable=cached)
+                          replayable=cached, batcher=make_batcher(config, models, batched, run_id, journal, say),
+                          batch_prices=batched)
+    settings = config.batching()
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                     judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns),
+                    admission=TestAdmission(batched.__contains__, settings.max_items, settings.start),
                     **engine_method_options(config, config.resolved_methods()))
     before = await announce_guests(journal, run_id, any(engine.method_plans(s.method) for s in streams), say)
     display = make_display(display_kind, progress)

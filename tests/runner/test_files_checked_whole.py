@@ -35,7 +35,7 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("prices = 3\n", "", "prices must be a table; got 3"),
     ("[sweep]\nblock_sise = 2\n", " [sweep]", "unknown key 'block_sise' (did you mean 'block_size'?)"),
     ('[sweep]\nmethods = ["blind"]\n[pricse."scripted"]\ninput = 1\n', "",
-     "unknown table 'pricse' (did you mean 'prices'?); known: endpoints, methods, prices, sweep"),
+     "unknown table 'pricse' (did you mean 'prices'?); known: batch, endpoints, methods, prices, sweep"),
     ('[sweep]\nmethods = ["blind"]\n[prices."x"]\ninput = 1\n[sweep.prices."y"]\ninput = 2\n', "",
      "prices is given both at the top level and under [sweep]; keep one"),
     # Tables no model of this sweep uses are checked all the same.
