@@ -98,16 +98,20 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         run_id = _new_run_id() if part is None else part.run_id
         if part is not None:
             streams = [stream for stream in streams if stream.stream_id in part.stream_ids]
+        started = False
         try:
             async with open_journal(journal_path) as journal:
                 keeper = await take_lease(journal, run_id)  # of two processes creating one run, one goes on
                 await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
+                started = True
                 # Said only once the run exists: a journal that cannot be created names no run id.
                 say(f"Journal: {journal_path}  (run {run_id})")
                 return await _drive(journal, run_id, config, streams, models, prices, tally, display, say,
                                     _probe_rows(run_id, probes, prices), keeper)
-        except JournalFull as full:  # from the journal's creation or the run's first row: nothing started
-            raise not_started(full) from None
+        except JournalFull as full:
+            # Before the run's first row nothing started; after it (the writer's last flush as the journal
+            # closes), the run exists and stopped, resumable, so it is said as such.
+            raise (stopped_by_full_disk(full, run_id) if started else not_started(full)) from None
     finally:
         await close_models(models)
 
