@@ -38,7 +38,7 @@ from runner.schedule.engine import Engine
 from simulators.dataset import load_dataset
 from simulators.suite import build_suite
 
-__all__ = ["RUNS", "Sample", "RunSpec", "before_eta", "main", "measure", "table"]
+__all__ = ["ESTIMATORS", "POINTS", "RUNS", "Measured", "RunSpec", "Sample", "before_eta", "main", "measure", "table"]
 
 
 @dataclass(frozen=True)

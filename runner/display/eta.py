@@ -12,7 +12,7 @@ Two bounds; the ETA is the later of them.
   bursts long after their calls started, and a count of finished episodes reads 0 and then thousands.
   Turns per episode are this process's measured means (per stream and phase, else its other phase,
   else its scenario's streams, else any stream's).
-bench/eta_error.py measures both against the real end of six runs (bench/README.md has the figures).
+bench/eta_error.py measures them against the real end of six runs (bench/README.md has the figures).
 
 Only this process is timed: what a resumed run journaled before has no timing that applies. Before a
 stream has two serving episodes finished here it goes as the timed streams of its scenario (else of

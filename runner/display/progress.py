@@ -63,9 +63,11 @@ class CacheCounter:
 
 RATE_SAMPLE = 50
 """Finished episodes a stream's rate is measured over: recent enough to follow a slowdown."""
-SERVING_SAMPLE = 20
+SERVING_SAMPLE = 50
 """A stream's latest serving episodes its serving pace (behind the ETA) is measured over: a slow start, a
-resume or a change of pace has left the ETA once that many episodes have finished at the new pace."""
+resume or a change of pace has left the ETA once that many episodes have finished at the new pace. Long
+enough to span half a window's serving, so the test set a window end fans out (which slows the serving
+beside it for a while) is averaged in rather than taken for the new pace (bench/eta_error.py)."""
 
 
 @dataclass
