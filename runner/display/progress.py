@@ -198,7 +198,7 @@ class RunProgress:
     stop_reason: str = ""
     """Why the run is stopping, set the moment a stop is requested."""
     resumed_units: int = 0
-    """Units already done when this process started (excluded from the rate behind the ETA)."""
+    """Units already done when this process started (journaled before: the ETA times only this process)."""
     endpoints: list[Pausable] = field(default_factory=list)
     pools: list[PoolCounts] = field(default_factory=list)
     call_marks: deque[tuple[float, int]] = field(default_factory=deque)
