@@ -30,6 +30,12 @@ class PoolCounts(Protocol):
         ...
 
 
+class BatchLine(Protocol):
+    """A run's batcher (`--batch tests`), as the dashboard sees it."""
+
+    def dashboard_line(self) -> str: ...
+
+
 class Pausable(Protocol):
     """An endpoint's circuit breaker, as the dashboard sees it."""
 
@@ -201,6 +207,7 @@ class RunProgress:
     """Units already done when this process started (journaled before: the ETA times only this process)."""
     endpoints: list[Pausable] = field(default_factory=list)
     pools: list[PoolCounts] = field(default_factory=list)
+    batchers: list[BatchLine] = field(default_factory=list)
     call_marks: deque[tuple[float, int]] = field(default_factory=deque)
     """(clock, turns started in this process) each time the ETA was read: the run's recent call rate
     (`runner.display.eta.calls_per_second`)."""

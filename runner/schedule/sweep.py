@@ -285,6 +285,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
                           budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
                           replayable=cached, batcher=make_batcher(config, models, batched, run_id, journal, say),
                           batch_prices=batched)
+    progress.batchers = [clients.batcher] if clients.batcher is not None else []
     settings = config.batching()
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,

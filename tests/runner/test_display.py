@@ -161,6 +161,28 @@ def test_rich_dashboard_shows_each_replica_of_an_endpoint_pool() -> None:
             in _plain(buffer))
 
 
+class _Batches:
+    def dashboard_line(self) -> str:
+        return "batches 2 out (1,200 items), 35 waiting; 7 sent, 4 resubmitted, 1 live"
+
+
+def test_both_displays_show_the_batches_of_batch_tests_and_the_rich_one_packs_them_to_80() -> None:
+    clock = Clock()
+    progress = make_progress(clock)
+    progress.batchers = [_Batches()]
+    out = io.StringIO()
+    plain = PlainDisplay(progress, stream=out)
+    plain.start()
+    assert "| batches 2 out (1,200 items), 35 waiting; 7 sent, 4 resubmitted, 1 live" in out.getvalue()
+    buffer = io.StringIO()
+    rich = RichDisplay(progress, console=Console(file=buffer, force_terminal=True, width=80, height=24))
+    rich.start()
+    rich.stop()
+    text = _plain(buffer)
+    assert "batches 2 out (1,200 items), 35 waiting  7 sent, 4 resubmitted, 1 live" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
 def test_rich_refresh_is_throttled_to_four_per_second() -> None:
     clock = Clock()
     console, buffer = _console()
