@@ -107,6 +107,25 @@ def test_the_report_fits_the_terminal_and_keeps_every_word(swept: tuple[Path, st
                [line for line in natural.splitlines() if line.startswith("scripted ")]
 
 
+@pytest.mark.parametrize("width", [80, 200])
+def test_compare_fits_the_terminal_and_keeps_every_word(swept: tuple[Path, str], width: int,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    args = ["compare", f"{run_id}:scripted/oracle", f"{run_id}:scripted/blind", "--journal", str(journal)]
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(args) == 0
+    natural = capsys.readouterr().out
+    assert max(len(line) for line in natural.splitlines()) > 80  # its prose runs on in a pipe
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(args) == 0
+    laid = capsys.readouterr().out
+    assert max(len(line) for line in laid.splitlines()) <= width
+    assert words(laid) == words(natural)
+    avg_h = next(line for line in natural.splitlines() if line.startswith("Avg H"))
+    assert avg_h in laid.splitlines()  # a row that fits is one line, as in a pipe
+
+
 def test_the_report_cuts_each_table_at_the_limit_and_says_how_to_see_the_rest(
         swept: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     journal, run_id = swept
