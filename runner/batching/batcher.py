@@ -79,6 +79,7 @@ class BatchFigures:
 class _Open:
     lane: Lane
     batch_id: str
+    items: int = 0
     wake: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -110,6 +111,15 @@ class Batcher:
     def waiting(self) -> int:
         """Requests waiting on a batch (collected or submitted)."""
         return len(self._pending)
+
+    def dashboard_line(self) -> str:
+        """What the dashboard says of the batches: the ones the provider holds now, what waits to join
+        one, and what this process sent, tried again and sent live."""
+        held = sum(opened.items for opened in self._open.values())
+        queued = self.waiting - held
+        figures = self.figures
+        return (f"batches {len(self._open)} out ({held} items), {max(0, queued)} waiting; {figures.batches} sent, "
+                f"{figures.resubmitted} resubmitted, {figures.sent_live} live")
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Batcher]:
@@ -261,7 +271,7 @@ class Batcher:
     async def _follow(self, lane: Lane, label: str, batch_id: str, custom_ids: set[str]) -> None:
         """Poll until the batch ends (backoff from poll_s to poll_max_s), journal every result, then hand
         them out. An item with no result in the batch's output counts as expired (tried again)."""
-        opened = _Open(lane, batch_id)
+        opened = _Open(lane, batch_id, len(custom_ids))
         self._open[label] = opened
         try:
             status, results = await self._until_ended(opened, custom_ids)

@@ -17,6 +17,15 @@ audits, method_check, shards, schedule, models, cost, config, journal, providers
 
 from __future__ import annotations
 
-from runner.cli.main import main
+import sys
+
+try:
+    from runner.cli.main import main
+except KeyboardInterrupt:
+    # Ctrl-C while the command line itself is still being imported (the console script imports this
+    # package before `main` and its own Ctrl-C handling run): the same one line and exit code as a Ctrl-C
+    # later, not a traceback. Nothing has been opened or written yet.
+    print("shiftbench: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 __all__ = ["main"]

@@ -74,6 +74,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from runner.common.tables import terminal_width
     from runner.evidence.compare import render_comparison_json, render_comparison_text
     from runner.evidence.run_evidence import load_comparison
 
@@ -83,7 +84,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         write_atomically(args.html, html.render_compare_html(comparison, a, b), "--html")
         print(f"Wrote {args.html}")
         return 0
-    print(render_comparison_json(comparison) if args.json else render_comparison_text(comparison))
+    print(render_comparison_json(comparison) if args.json else render_comparison_text(comparison, terminal_width()))
     return 0
 
 

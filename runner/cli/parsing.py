@@ -7,7 +7,6 @@ code 2: `ShiftbenchInputError` raised anywhere below reaches `runner.cli.main`, 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import difflib
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
@@ -17,6 +16,8 @@ from runner.common.home import default_journal
 from simulators.errors import ShiftbenchInputError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from runner.config.settings import SweepConfig
 
 __all__ = ["Command", "Parser", "add_journal", "add_limit", "journal_path", "limit_of", "names", "parse", "positive",
@@ -52,11 +53,21 @@ def positive(text: str) -> int:
 
 
 def add_limit(parser: argparse.ArgumentParser, what: str, default: int) -> None:
-    """`--limit N` (at most N `what`; 0 or `--all`: every one) and `--all`; a negative N is refused."""
+    """`--limit N` (at most N `what`; 0 or `--all`: every one) and `--all`; a negative N is refused.
+    `args.limit_given` says whether `--limit` was on the command line (`--limit 20` is given even where 20
+    is the default, so a hint does not offer it as unused)."""
     bound = parser.add_mutually_exclusive_group()
-    bound.add_argument("--limit", type=_limit, default=default, metavar="N",
+    bound.add_argument("--limit", type=_limit, default=default, metavar="N", action=_GivenLimit,
                        help=f"print at most N {what} (default {default}; 0: all)")
     bound.add_argument("--all", action="store_true", help=f"no bound: print all {what}")
+    parser.set_defaults(limit_given=False)
+
+
+class _GivenLimit(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.limit_given = True
 
 
 def limit_of(args: argparse.Namespace) -> int | None:
@@ -110,7 +121,9 @@ def journal_path(args: argparse.Namespace, config: SweepConfig | None = None) ->
 
 def run_async(fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
     """Run a command's coroutine on uvloop where it is installed."""
-    import anyio  # the event loop only for a command that runs one, not for `--help`
+    import asyncio  # the event loop only for a command that runs one, not for `--help` (asyncio costs 20 ms)
+
+    import anyio
 
     async def quiet(*given: Any) -> Any:
         asyncio.get_running_loop().set_exception_handler(_late_result)

@@ -115,7 +115,7 @@ def _given_flags(args: argparse.Namespace) -> list[str]:
     """The filter and bound flags `show` was given, so its closing hint names only the others."""
     values = {"--stream": args.stream, "--scenario": args.scenario, "--window": args.window,
               "--phase": args.phase, "--failed": args.failed or None, "--unit": args.unit,
-              "--limit": args.limit if args.limit != SHOWN_EPISODES else None}
+              "--limit": args.limit if args.limit_given else None}
     return [flag for flag, value in values.items() if value is not None]
 
 
@@ -124,7 +124,7 @@ def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
 
     states = run(load_states, journal, args.run_id, args.stream, args.scenario, args.window)
     replicated = is_replicated(states)
-    bound, given = limit_of(args), args.limit != STATE_LINES
+    bound, given = limit_of(args), args.limit_given
     print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated, bound, given)
                                                              for state in states))
     return 0
@@ -158,8 +158,8 @@ def cmd_runs_rm(args: argparse.Namespace, journal: Path, run: Async) -> int:
         run(cancel_outstanding, journal, run_id, print)  # a provider may still bill a batch the run left
         removed = run(remove_run, journal, run_id)
         print(f"Removed run {removed.run_id} ({removed.episodes} episodes).")
-    print(f"The journal is {_mb(journal_bytes(journal))}; `shiftbench journal vacuum` gives the space back to "
-          "the disk.")
+    print(f"The journal is {_mb(journal_bytes(journal))}; `shiftbench journal vacuum{journal_flag(journal)}` gives "
+          "the space back to the disk.")
     return 0
 
 

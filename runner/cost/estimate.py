@@ -24,7 +24,7 @@ from pathlib import Path
 
 import orjson
 
-from runner.common.tables import text_table
+from runner.common.tables import terminal_width, text_table, wrap_prose
 from runner.config.plan import Stream, plan_streams
 from runner.config.prices import PriceTable
 from runner.config.settings import config_from_json
@@ -103,7 +103,8 @@ def projection_rows(measures: Mapping[StreamKey, Measured], models: Sequence[str
     return rows
 
 
-def render_projection(rows: Sequence[ProjectedRow]) -> str:
+def render_projection(rows: Sequence[ProjectedRow], width: int | None = None) -> str:
+    """The projection table and what it means; `width`: the terminal's (None: natural, for pipes and files)."""
     headers = ["model", "method", "episodes", "turns/ep", "in tok/turn", "cache hit", "$/episode", "projected $",
                "95% range", "uncached $", "measured from"]
     table = [[r.model, r.method, f"{r.episodes:,}", f"{r.turns_per_episode:.1f}", f"{r.input_tokens_per_turn:,.0f}",
@@ -113,7 +114,7 @@ def render_projection(rows: Sequence[ProjectedRow]) -> str:
              for r in rows]
     total = sum(r.projected_usd for r in rows)
     low, high = sum(r.low_usd for r in rows), sum(r.high_usd for r in rows)
-    lines = [text_table(headers, table, "llrrrrrrrrl"),
+    lines = [text_table(headers, table, "llrrrrrrrrl", width),
              f"total ${total:,.2f} (rows' ranges summed: ${low:,.2f} - ${high:,.2f}); uncached "
              f"${sum(r.uncached_usd for r in rows):,.2f}",
              f"Per (scenario, phase): the full sweep's episodes x the measured episodes' mean cost at the run's "
@@ -123,12 +124,13 @@ def render_projection(rows: Sequence[ProjectedRow]) -> str:
     if any(r.repriced for r in rows):
         lines.append("RE-PRICED rows: a model the run did not call, projected from another model's tokens, turns "
                      "and cache hit rate at its own prices; its own behaviour may differ.")
-    return "\n".join(lines + batch_lines(rows))
+    return "\n".join([lines[0], *(wrap_prose(line, width) for line in lines[1:]), *batch_lines(rows, width)])
 
 
-def batch_lines(rows: Sequence[ProjectedRow]) -> list[str]:
+def batch_lines(rows: Sequence[ProjectedRow], width: int | None = None) -> list[str]:
     """With batching: live vs batched per row and in all, the saving, and any batched model without a
-    batch price (its test calls are projected live, and `run --batch tests` refuses it)."""
+    batch price (its test calls are projected live, and `run --batch tests` refuses it); laid out to
+    `width` (None: natural)."""
     batched = [r for r in rows if r.batched_usd is not None]
     if not batched:
         return []
@@ -139,14 +141,14 @@ def batch_lines(rows: Sequence[ProjectedRow]) -> list[str]:
              for r in batched]
     live = sum(r.projected_usd for r in rows)
     total = sum(r.batched_usd if r.batched_usd is not None else r.projected_usd for r in rows)
-    lines = ["", "With --batch tests (test episodes' agent and judge calls at the batch price; serving and the "
-             "methods' own calls stay live):", text_table(headers, table, "llrrrrr"),
-             f"total live ${live:,.2f}, batched ${total:,.2f}: batching saves ${live - total:,.2f} "
-             f"({_share(live - total, live)})"]
     lacking = sorted({name for r in rows for name in r.no_batch_price})
-    lines += [f'{name} has no batch price, so its test calls are projected live; `run --batch tests` refuses it '
-              f'until runner/prices.toml or the sweep file gives [prices."{name}".batch]' for name in lacking]
-    return lines
+    prose = [f"total live ${live:,.2f}, batched ${total:,.2f}: batching saves ${live - total:,.2f} "
+             f"({_share(live - total, live)})",
+             *(f'{name} has no batch price, so its test calls are projected live; `run --batch tests` refuses it '
+               f'until runner/prices.toml or the sweep file gives [prices."{name}".batch]' for name in lacking)]
+    return ["", wrap_prose("With --batch tests (test episodes' agent and judge calls at the batch price; serving "
+                           "and the methods' own calls stay live):", width),
+            text_table(headers, table, "llrrrrr", width), *(wrap_prose(line, width) for line in prose)]
 
 
 def _share(part: float, whole: float) -> str:
@@ -194,8 +196,10 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
         rows = await run_projection(reader, run, streams, models, methods, batched_models(config, batch))
     if as_json:
         return projection_json(rows)
-    return (f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent.\n"
-            + render_projection(rows) + offline_note(models, methods))
+    width = terminal_width()  # laid out as the pilot's own table was (a pipe: natural widths)
+    head = f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent."
+    return (wrap_prose(head, width) + "\n" + render_projection(rows, width)
+            + wrap_prose(offline_note(models, methods), width))
 
 
 def offline_note(models: Sequence[str], methods: Sequence[str]) -> str:

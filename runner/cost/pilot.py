@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.common.journal_flag import journal_flag
+from runner.common.tables import terminal_width, wrap_prose
 from runner.config.plan import Stream
 from runner.config.settings import SweepConfig
 from runner.cost.batch_setting import batched_models
@@ -49,11 +50,11 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
     full = full_task_count(streams)
     if finished.tasks == 0:
         # What to do depends on why: only a budget stop is cured by a higher cap (the report says why).
-        advice = ("resume with a higher --budget" if status == "budget_exhausted" else
-                  f"once what stopped it is fixed, `shiftbench resume {run_id}{journal_flag(journal.path)}` runs "
-                  "the pilot on")
-        return (f"Pilot: no task finished (${spent:.4f} spent), so there is nothing to project the full sweep "
-                f"of {full} tasks from; {advice}")
+        resume = f"shiftbench resume {run_id}{journal_flag(journal.path)}"
+        advice = (f"`{resume} --budget HIGHER` runs it on with a higher cap" if status == "budget_exhausted" else
+                  f"once what stopped it is fixed, `{resume}` runs the pilot on")
+        return wrap_prose(f"Pilot: no task finished (${spent:.4f} spent), so there is nothing to project the full "
+                          f"sweep of {full} tasks from; {advice}", terminal_width())
     run = await journal.read.run(run_id)
     assert run is not None  # the pilot's own run, journaled before it started
     # A model run with --allow-unpriced has no rates to project its tokens at: it is named, not projected.
@@ -73,7 +74,8 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         rows = projection_rows(measures, [m for m in models if m not in unpriced], methods, full_counts(priced),
                                prices, batched_models(config))
     except NothingToProject as nothing:
-        return f"Pilot: {finished.tasks} finished tasks, but {str(nothing).removeprefix('estimate: ')}"
+        return wrap_prose(f"Pilot: {finished.tasks} finished tasks, but {str(nothing).removeprefix('estimate: ')}",
+                          terminal_width())
     projected, high = sum(r.projected_usd for r in rows), sum(r.high_usd for r in rows)
     batched = [r for r in rows if r.batched_usd is not None]
     live_note = ""
@@ -91,6 +93,8 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         left = config.budget - (budget.spent if budget else spent)
         verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
         line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
-    table = render_projection(rows) if rows else "(no priced model to project)"
+    # Laid out to the terminal's width like the summary after it (whole lines to a pipe or a file).
+    width = terminal_width()
+    table = render_projection(rows, width) if rows else "(no priced model to project)"
     later = f"\n(the same table later: shiftbench estimate {run_id}{journal_flag(journal.path)})"
-    return line + "\n" + table + offline_note(models, methods) + later
+    return wrap_prose(line, width) + "\n" + table + wrap_prose(offline_note(models, methods) + later, width)

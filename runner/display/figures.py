@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from runner.common.money import usd
+from runner.display.eta import eta_seconds
 from runner.display.progress import CacheCounter, RunProgress, StreamProgress
 from runner.providers.waits import BREAKER_OPEN, QUOTA
 
@@ -70,7 +71,7 @@ def duration_text(seconds: float) -> str:
 
 
 def eta_text(progress: RunProgress) -> str:
-    eta = progress.eta_seconds()
+    eta = eta_seconds(progress)
     return "-" if eta is None else duration_text(eta)
 
 

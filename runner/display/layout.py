@@ -113,7 +113,7 @@ class Footer:
 
 def footer_lines(progress: RunProgress, width: int) -> list[Footer]:
     """The run's figures, packed into the width: a stop's reason first, then progress and ETA, spend,
-    calls, then each endpoint pool and each paused endpoint."""
+    calls, then each endpoint pool, the batches of `--batch tests`, and each paused endpoint."""
     avg_h, avg_f = running_scores(progress)
     cache = f"cache {cache_text(progress.cache)}" + (
         f", {count_text(progress.cache.cache_write_tokens)} written" if progress.cache.input_tokens else "")
@@ -131,6 +131,8 @@ def footer_lines(progress: RunProgress, width: int) -> list[Footer]:
     for group in groups:
         lines += [Footer(line) for line in pack_line(group, width)]
     lines += [Footer(line) for line in progress.pool_lines()]
+    lines += [Footer(line) for batcher in progress.batchers for line in pack_line(
+        batcher.dashboard_line().split("; "), width)]
     lines += [Footer(line, "bold yellow") for line in progress.paused_endpoints()]
     return lines
 

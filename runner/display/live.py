@@ -91,6 +91,7 @@ def status_line(progress: RunProgress) -> str:
         f"calls {progress.calls_in_flight}/{progress.call_limit}",
         f"retries {progress.retries} 429s {progress.rate_limited}",
         f"ETA {eta_text(progress)}",
+        *(batcher.dashboard_line() for batcher in progress.batchers),
         *progress.paused_endpoints(),
     ]
     return " | ".join(parts)

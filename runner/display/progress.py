@@ -4,10 +4,9 @@ Kept in memory (not read back from the journal) so the display costs nothing on 
 
 What tells a stuck stream from a slow one: per stream, the turn count of each episode in flight (a
 slow provider shows turns that still advance), the time since its last finished episode, its
-episodes per minute, and its state (breaker open, waiting for quota, stopping). The run's ETA is the
-longer of two estimates: the remaining units at the run's rate, and the slowest stream's remaining
-serving episodes at that stream's own serving rate, since serving runs strictly in order and is the
-critical path however many test episodes run beside it.
+episodes per minute, and its state (breaker open, waiting for quota, stopping). Each stream also keeps
+when its latest serving and test episodes finished in this process, apart: the run's ETA
+(`runner.display.eta`) times the two kinds of work by their own recent pace.
 """
 
 from __future__ import annotations
@@ -29,6 +28,12 @@ class PoolCounts(Protocol):
     def counts(self) -> list[tuple[str, int, int, int]]:
         """(replica, calls outstanding, served, failed) per replica."""
         ...
+
+
+class BatchLine(Protocol):
+    """A run's batcher (`--batch tests`), as the dashboard sees it."""
+
+    def dashboard_line(self) -> str: ...
 
 
 class Pausable(Protocol):
@@ -64,6 +69,11 @@ class CacheCounter:
 
 RATE_SAMPLE = 50
 """Finished episodes a stream's rate is measured over: recent enough to follow a slowdown."""
+SERVING_SAMPLE = 50
+"""A stream's latest serving episodes its serving pace (behind the ETA) is measured over: a slow start, a
+resume or a change of pace has left the ETA once that many episodes have finished at the new pace. Long
+enough to span half a window's serving, so the test set a window end fans out (which slows the serving
+beside it for a while) is averaged in rather than taken for the new pace (bench/eta_error.py)."""
 
 
 @dataclass
@@ -92,6 +102,18 @@ class StreamProgress:
     finished_at: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_SAMPLE))
     """Clock times of the stream's latest finished episodes (the rate's sample)."""
     last_finished: float | None = None
+    serving_finished_at: deque[float] = field(default_factory=lambda: deque(maxlen=SERVING_SAMPLE + 1))
+    """Clock times of the stream's latest serving episodes finished in this process (one more than the
+    sample: the first is where the sample's time starts)."""
+    serving_timed: int = 0
+    """Serving episodes whose end this process has timed (`episode_ended`)."""
+    turns_started: int = 0
+    """Agent turns (model calls) the stream's episodes started in this process."""
+    serving_turns: int = 0
+    """Turns of the serving episodes finished in this process (`serving_timed` of them)."""
+    test_timed: int = 0
+    test_turns: int = 0
+    """Test episodes finished in this process and their turns."""
     serving_resumed: int = 0
     """Serving episodes already done when this process started."""
     quota_until: float = 0.0
@@ -128,13 +150,23 @@ class StreamProgress:
 
     def turn_started(self, unit_id: str) -> None:
         self.in_flight[unit_id] = self.in_flight.get(unit_id, 0) + 1
+        self.turns_started += 1
 
     def episode_ended(self, unit_id: str, now: float, finished: bool = True) -> None:
         """The episode left flight: journaled (`finished`), or dropped to be run again."""
-        self.in_flight.pop(unit_id, None)
+        turns = self.in_flight.pop(unit_id, 0)
         if finished:
             self.finished_at.append(now)
             self.last_finished = now
+            # The engine counts an episode (`serving_done`, `record_test`) before it says it ended, with
+            # no await between: a serving count this process has not timed yet is this episode's.
+            if self.serving_done - self.serving_resumed > self.serving_timed:
+                self.serving_timed += 1
+                self.serving_turns += turns
+                self.serving_finished_at.append(now)
+            else:
+                self.test_timed += 1
+                self.test_turns += turns
 
     def episodes_per_minute(self, now: float, started: float) -> float | None:
         """Over the latest finished episodes (or since the run started, for the first few)."""
@@ -172,9 +204,13 @@ class RunProgress:
     stop_reason: str = ""
     """Why the run is stopping, set the moment a stop is requested."""
     resumed_units: int = 0
-    """Units already done when this process started (excluded from the rate behind the ETA)."""
+    """Units already done when this process started (journaled before: the ETA times only this process)."""
     endpoints: list[Pausable] = field(default_factory=list)
     pools: list[PoolCounts] = field(default_factory=list)
+    batchers: list[BatchLine] = field(default_factory=list)
+    call_marks: deque[tuple[float, int]] = field(default_factory=deque)
+    """(clock, turns started in this process) each time the ETA was read: the run's recent call rate
+    (`runner.display.eta.calls_per_second`)."""
 
     def pool_lines(self) -> list[str]:
         """'pool <name>: <replica> <n> out <m> served[ <k> failed], ...' for each endpoint pool."""
@@ -210,23 +246,3 @@ class RunProgress:
     @property
     def total(self) -> int:
         return sum(s.total for s in self.streams.values())
-
-    def eta_seconds(self) -> float | None:
-        finished_here = self.done - self.resumed_units
-        elapsed = self.clock() - self.started
-        if finished_here <= 0 or elapsed <= 0:
-            return None
-        throughput = (self.total - self.done) * elapsed / finished_here
-        return max(throughput, self.critical_path_seconds(elapsed) or 0.0)
-
-    def critical_path_seconds(self, elapsed: float) -> float | None:
-        """The slowest stream's remaining serving episodes at its own serving rate in this process."""
-        longest = None
-        for stream in self.streams.values():
-            served_here = stream.serving_done - stream.serving_resumed
-            remaining = stream.serving_total - stream.serving_done
-            if remaining <= 0 or served_here <= 0:
-                continue
-            seconds = remaining * elapsed / served_here
-            longest = seconds if longest is None else max(longest, seconds)
-        return longest

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from runner.common.tables import text_table, wrap_prose
 from runner.report import scenario_sort_key
 from runner.stats.bootstrap import DEFAULT_SPEC, BootstrapSpec, Interval, paired_values, stream_draws
 from runner.stats.compare_replicas import ReplicaVerdict, paired_intervals, replica_verdict
@@ -210,7 +211,9 @@ def _figure_json(figure: PairedFigure | None) -> dict[str, Any] | None:
     return None if figure is None else figure.as_json()
 
 
-def render_comparison_text(comparison: Comparison) -> str:
+def render_comparison_text(comparison: Comparison, width: int | None = None) -> str:
+    """`width`: the terminal's (None: natural, for pipes and files); prose wraps between words and the
+    tables wrap within cells or fall to panels, never mid-cell."""
     spec = comparison.spec
     shared = "" if comparison.left_out is None else (
         f" (--shared: the tasks both finished; {comparison.left_out[0]} only in A and {comparison.left_out[1]} only "
@@ -218,24 +221,21 @@ def render_comparison_text(comparison: Comparison) -> str:
     lines = [f"A {comparison.a}  vs  B {comparison.b}: {comparison.pairs} paired test tasks{shared}",
              f"differences A - B in score points; {spec.level:.0%} paired bootstrap intervals ({spec.draws} draws, "
              f"seed {spec.seed}, {_unit(comparison)}); sign test one-sided (A better), ties dropped",
-             *([] if comparison.noise is None else [comparison.noise.text]), ""]
+             *([] if comparison.noise is None else [comparison.noise.text])]
     rows = [("Avg H", comparison.avg_h), ("Avg F", comparison.avg_f)]
     rows += [(f"{name} {label.upper()}", figure) for name, figures in comparison.settings.items()
              for label, figure in figures.items()]
-    width = max([17, *(len(figure.ci_text) for _, figure in rows if figure is not None)])
-    lines.append(f"{'':<14} {'diff':>7} {'interval':>{width}} {'win':>5} {'tie':>5} {'loss':>5} {'sign p':>9}")
-    for label, figure in rows:
-        if figure is None:
-            continue
-        lines.append(f"{label:<14} {figure.diff:>+7.1f} {figure.ci_text:>{width}} {figure.wins:>5} {figure.ties:>5} "
-                     f"{figure.losses:>5} {p_value_text(figure.sign_test_p):>9}")
-    lines += ["", f"{'per task':<14} {'A':>12} {'B':>12} {'A - B':>12} {'r':>7} {'median r':>9}"]
+    figures = [[label, f"{figure.diff:+.1f}", figure.ci_text, str(figure.wins), str(figure.ties), str(figure.losses),
+                p_value_text(figure.sign_test_p)] for label, figure in rows if figure is not None]
+    per_task = []
     for name, m in comparison.per_task.items():
         digits = 6 if name == "cost_usd" else 1
-        median_r = "-" if m.median_r is None else f"{m.median_r:.3f}"
-        lines.append(f"{name:<14} {m.a:>12.{digits}f} {m.b:>12.{digits}f} {m.diff:>+12.{digits}f} {m.r:>7.3f} "
-                     f"{median_r:>9}")
-    return "\n".join(lines)
+        per_task.append([name, f"{m.a:.{digits}f}", f"{m.b:.{digits}f}", f"{m.diff:+.{digits}f}", f"{m.r:.3f}",
+                         "-" if m.median_r is None else f"{m.median_r:.3f}"])
+    return "\n\n".join([
+        wrap_prose("\n".join(lines), width),
+        text_table(["", "diff", "interval", "win", "tie", "loss", "sign p"], figures, "lrlrrrr", width, keys=1),
+        text_table(["per task", "A", "B", "A - B", "r", "median r"], per_task, "lrrrrr", width, keys=1)])
 
 
 def _unit(comparison: Comparison) -> str:

@@ -7,16 +7,22 @@ holds) and renews it well before it lapses; "still running" means a live lease. 
 died lapses by itself, and its run may then be taken over on any host; on its own host a holder seen
 gone frees it at once. Lease rows are swapped, never blindly written (`Batch.lease_swap`): of two
 processes taking one run at the same moment, exactly one finds its own lease there afterwards.
+`live_writer` says who may still be writing a run, for every reader that asks (`resume`, a shard's start,
+`journal merge`, `runs`, `runs rm`, `journal vacuum`).
 """
 
 from __future__ import annotations
 
+import socket
+import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import orjson
 
-__all__ = ["LEASE_PREFIX", "Lease", "lease_meta_key"]
+from runner.common.liveness import process_alive
+
+__all__ = ["LEASE_PREFIX", "Lease", "clock", "lease_meta_key", "live_writer", "this_host"]
 
 LEASE_PREFIX = "lease:"
 
@@ -65,3 +71,33 @@ class Lease:
                        bool(raw.get("released", False)))
         except (ValueError, TypeError, KeyError):
             return None
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def live_writer(status_live: bool, pid: int, host: str, lease_text: str | None, now: float,
+                own_pid: int = 0) -> str | None:
+    """Who may still be writing a run, in words; None: nobody. Its lease decides: none once given up or
+    lapsed, or (on this host) once its process is gone. A run journaled before leases existed is judged
+    by its status and PID (`host`: where it last ran, when known), which only the host that ran it can.
+    `own_pid`: the caller's process, which is no other writer (a resume in the process that ran it)."""
+    lease = Lease.from_json(lease_text)
+    if lease is None:
+        if not status_live:
+            return None
+        if host and host != this_host():
+            return f"process {pid} on host {host} (journaled before leases; from here there is no telling)"
+        return f"process {pid} on this host" if process_alive(pid) and pid != own_pid else None
+    if not lease.live_at(now):
+        return None
+    if lease.host == this_host():
+        alive = process_alive(lease.pid) and lease.pid != own_pid
+        return f"process {lease.pid} on this host ({lease.host})" if alive else None
+    return (f"process {lease.pid} on host {lease.host} (its lease was renewed {max(0.0, now - lease.renewed_at):.0f} s "
+            f"ago and lapses at {clock(lease.expires_at)} unless renewed)")
+
+
+def clock(at: float) -> str:
+    return time.strftime("%H:%M:%S UTC", time.gmtime(at))

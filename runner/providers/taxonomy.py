@@ -86,13 +86,15 @@ class Policy:
     """For `end_episode`: the episode's end reason."""
 
 
-_LATER = "resume later (`shiftbench resume`), when the provider is back"
+_LATER = "resume later (`{resume}`), when the provider is back"
+"""`{resume}` in an advice: the command that continues the run, filled in by `headline` (the run id and
+the `--journal` it needs are the runner's to know, not the provider's)."""
 
 POLICIES: dict[Failure, Policy] = {
     Failure.REJECTED: Policy(False, False, "stop_run", "the provider refused this request, so it is not sent again; "
                              "fix what its message names (model id, max_tokens, extra_body) and start a new run"),
     Failure.AUTH: Policy(False, False, "stop_run", "check the API key in the model's environment variable "
-                         "(and its permissions), then `shiftbench resume`"),
+                         "(and its permissions), then `{resume}`"),
     Failure.NOT_FOUND: Policy(False, False, "stop_run", "check the model id and the endpoint's base_url"),
     Failure.RATE_LIMITED: Policy(True, False, "requeue", "the provider's rate limit held too long; " + _LATER
                                  + ", or lower concurrency / requests_per_minute"),
@@ -137,9 +139,10 @@ class InfrastructureError(Exception):
     def policy(self) -> Policy:
         return POLICIES[self.failure]
 
-    def headline(self) -> str:
-        """One line: the class, the provider's own message, the advice."""
-        return f"{self.failure} ({self}); {self.policy.advice}"
+    def headline(self, resume: str = "shiftbench resume RUN_ID") -> str:
+        """One line: the class, the provider's own message, the advice; `resume`: the command that continues
+        the run, as it must be typed (its id, and `--journal PATH` for a journal other than the default)."""
+        return f"{self.failure} ({self}); {self.policy.advice.format(resume=resume)}"
 
 
 class RateLimited(InfrastructureError):

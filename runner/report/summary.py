@@ -33,12 +33,13 @@ def render_summary(report: Report, width: int | None, journal_flag: Sequence[str
                                                      else f" of cap {usd(report.budget_usd)}")
     tests = sum(s.test_done for s in report.streams)
     scenarios = ", ".join(dict.fromkeys(name for s in report.streams for name in s.settings))
+    report_command = " ".join(["shiftbench", "report", report.run_id, *journal_flag])
     lines = [wrap_prose(f"run {report.run_id}: {status}; {tests} test episodes; {spend}", width),
              wrap_prose(f"scenarios {scenarios or '-'}", width),
              wrap_prose(f"journal {report.journal}", width), "",
              wrap_prose(BOARD_TITLE, width),
              *cut_table(score_table(report), SCORES_ALIGN, width, LEADERBOARD_ROWS,
-                        f"`shiftbench report {report.run_id}` lists every stream"), "",
+                        f"`{report_command}` lists every stream"), "",
              "Next:"]
     for words, what in _next_steps(report, list(journal_flag)):
         lines += [*command_lines(words, width, "  "), wrap_prose(f"      {what}", width, "")]

@@ -35,6 +35,7 @@ import orjson
 from methods.base import Method, MethodSpec
 from methods.registry import get_method_spec
 from runner.common.errors import RunAborted
+from runner.common.journal_flag import resume_command
 from runner.config.plan import Stream, Unit, window_tasks
 from runner.cost.budget import BudgetExhausted
 from runner.display.progress import RunProgress
@@ -349,7 +350,7 @@ class Engine:
                 return None
             except InfrastructureError as exc:
                 if exc.policy.outcome != "requeue" or exc.attempts_left <= 0 or attempt == self.max_episode_attempts:
-                    raise RunAborted(f"{unit_id}: {exc.headline()}") from exc
+                    raise RunAborted(f"{unit_id}: {exc.headline(resume_command(self.run_id, self.journal))}") from exc
                 self.progress.episodes_requeued += 1
                 live.episode_ended(unit_id, self.progress.clock(), finished=False)  # its turns start over
                 await anyio.sleep(RETRY_PAUSE_S * attempt)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from methods.spec import ResolvedMethod
+from runner.common.journal_flag import resume_command
 from runner.config.settings import SweepConfig
 from runner.journal import Batch, Journal
 from runner.schedule.method_errors import StreamFailure, journaled_failures
@@ -89,4 +90,4 @@ async def settle_failures(journal: Journal, run_id: str, failures: Mapping[str, 
         return status, reason
     streams = ", ".join(sorted(failures))
     return "failed", (f"{len(failures)} stream(s) stopped by their method (method_error): {streams}; fix the method "
-                      f"and `shiftbench resume {run_id} --accept-method-change` continues them")
+                      f"and `{resume_command(run_id, journal)} --accept-method-change` continues them")

@@ -14,16 +14,14 @@ that dies frees its runs within that time. Hosts' clocks must agree to within a 
 from __future__ import annotations
 
 import os
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import anyio
 
-from runner.common.liveness import process_alive
-from runner.journal import Batch, Journal
-from runner.journal.lease import Lease, lease_meta_key
+from runner.journal import Batch, Journal, JournalFull
+from runner.journal.lease import Lease, clock, lease_meta_key, live_writer, this_host
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["LEASE_ENV", "LeaseKeeper", "lease_ttl_s", "live_writer", "take_lease", "this_host"]
@@ -31,10 +29,6 @@ __all__ = ["LEASE_ENV", "LeaseKeeper", "lease_ttl_s", "live_writer", "take_lease
 LEASE_ENV = "SHIFTBENCH_LEASE_S"
 DEFAULT_TTL_S = 60.0
 RENEWALS_PER_TTL = 4
-
-
-def this_host() -> str:
-    return socket.gethostname()
 
 
 def lease_ttl_s(environ: Mapping[str, str] = os.environ) -> float:
@@ -48,32 +42,6 @@ def lease_ttl_s(environ: Mapping[str, str] = os.environ) -> float:
     if not 0.5 <= ttl <= 86_400:
         raise ShiftbenchInputError(f"{LEASE_ENV}: how long a run's lease holds, 0.5 to 86400 seconds; got {text!r}")
     return ttl
-
-
-def live_writer(status_live: bool, pid: int, host: str, lease_text: str | None, now: float,
-                own_pid: int = 0) -> str | None:
-    """Who may still be writing a run, in words; None: nobody. Its lease decides: none once given up or
-    lapsed, or (on this host) once its process is gone. A run journaled before leases existed is judged
-    by its status and PID (`host`: where it last ran, when known), which only the host that ran it can.
-    `own_pid`: the caller's process, which is no other writer (a resume in the process that ran it)."""
-    lease = Lease.from_json(lease_text)
-    if lease is None:
-        if not status_live:
-            return None
-        if host and host != this_host():
-            return f"process {pid} on host {host} (journaled before leases; from here there is no telling)"
-        return f"process {pid} on this host" if process_alive(pid) and pid != own_pid else None
-    if not lease.live_at(now):
-        return None
-    if lease.host == this_host():
-        alive = process_alive(lease.pid) and lease.pid != own_pid
-        return f"process {lease.pid} on this host ({lease.host})" if alive else None
-    return (f"process {lease.pid} on host {lease.host} (its lease was renewed {max(0.0, now - lease.renewed_at):.0f} s "
-            f"ago and lapses at {_clock(lease.expires_at)} unless renewed)")
-
-
-def _clock(at: float) -> str:
-    return time.strftime("%H:%M:%S UTC", time.gmtime(at))
 
 
 @dataclass
@@ -96,14 +64,20 @@ class LeaseKeeper:
                 raise self.taken_over()
 
     async def give_up(self) -> None:
+        """Release the lease at the run's end. On a full disk the release is not written: the lease lapses
+        by its TTL instead, and the run's own stop (said by the caller) is what the user must see."""
         if self.lost is None:
-            await self._swap(self.held.given_up(time.time()))
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._swap(self.held.given_up(time.time()))
+                except JournalFull:
+                    pass
 
     def taken_over(self) -> ShiftbenchInputError:
         lost = self.lost
         who = "another process" if lost is None else f"process {lost.pid} on host {lost.host}"
         return ShiftbenchInputError(f"run {self.run_id}: {who} took this run over while this process's lease "
-                                    f"({self.held.ttl_s:g} s, last renewed at {_clock(self.held.renewed_at)}) had "
+                                    f"({self.held.ttl_s:g} s, last renewed at {clock(self.held.renewed_at)}) had "
                                     "lapsed (was this process frozen or cut off?); this process stops and writes "
                                     "nothing more")
 

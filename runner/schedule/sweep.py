@@ -98,16 +98,20 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
         run_id = _new_run_id() if part is None else part.run_id
         if part is not None:
             streams = [stream for stream in streams if stream.stream_id in part.stream_ids]
+        started = False
         try:
             async with open_journal(journal_path) as journal:
                 keeper = await take_lease(journal, run_id)  # of two processes creating one run, one goes on
                 await create_run(journal, run_id, config, dataset, streams, part.meta if part is not None else {})
+                started = True
                 # Said only once the run exists: a journal that cannot be created names no run id.
                 say(f"Journal: {journal_path}  (run {run_id})")
                 return await _drive(journal, run_id, config, streams, models, prices, tally, display, say,
                                     _probe_rows(run_id, probes, prices), keeper)
-        except JournalFull as full:  # from the journal's creation or the run's first row: nothing started
-            raise not_started(full) from None
+        except JournalFull as full:
+            # Before the run's first row nothing started; after it (the writer's last flush as the journal
+            # closes), the run exists and stopped, resumable, so it is said as such.
+            raise (stopped_by_full_disk(full, run_id) if started else not_started(full)) from None
     finally:
         await close_models(models)
 
@@ -190,8 +194,9 @@ def _probe_rows(run_id: str, probes: list[ProbeResult], prices: dict[str, Price 
 async def _check_budget_left(journal: Journal, run_id: str, cap: float | None) -> None:
     spent = (await journal.read.spend(run_id)).total
     if cap is not None and spent >= cap:
-        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its ${cap:.2f} cap; "
-                                   "resume with a higher --budget")
+        raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its {usd(cap)} cap; "
+                                   f"resume with a higher one (`shiftbench resume {run_id} --budget USD"
+                                   f"{journal_flag(journal.path)}`)")
 
 
 def plan_sweep(config: SweepConfig, dataset: Dataset) -> list[Stream]:
@@ -280,6 +285,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
                           budget=budget, concurrency=config.concurrency, model_concurrency=config.model_concurrency,
                           replayable=cached, batcher=make_batcher(config, models, batched, run_id, journal, say),
                           batch_prices=batched)
+    progress.batchers = [clients.batcher] if clients.batcher is not None else []
     settings = config.batching()
     engine = Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from html import escape
 
+from runner.common.journal_flag import journal_flag
 from runner.config.method_provenance import method_lines
 from runner.cost.cache_savings import CacheFigures
 from runner.report import Report, StreamReport, cache_summary, scenario_sort_key
@@ -178,14 +179,16 @@ def _settings(report: Report, intervals: Intervals, failed: Mapping[SettingKey, 
 def _failed(report: Report, failed: Mapping[SettingKey, FailedSetting], anchors: Mapping[SettingKey, str]) -> str:
     if not failed:
         return ("<p>Transcripts are not included in this page; "
-                f"<code>shiftbench show {escape(report.run_id)} --failed</code> prints them.</p>")
+                f"<code>shiftbench show {escape(report.run_id)} --failed{escape(_journal_flag(report))}</code> "
+                "prints them.</p>")
     parts = []
     for key, missed in failed.items():
         if missed.total == 0:
             continue
         model, method, scenario = key
         more = missed.total - len(missed.shown)
-        command = (f"shiftbench show {report.run_id} --failed --stream {model}/{method} --scenario {scenario}")
+        command = (f"shiftbench show {report.run_id} --failed --stream {model}/{method} --scenario {scenario}"
+                   f"{_journal_flag(report)}")
         note = f"<p class=note>{more} more: <code>{escape(command)}</code></p>" if more > 0 else ""
         parts.append(f"<div class=failed id=\"{anchors[key]}\"><h3>{escape(scenario)} &middot; "
                      f"{escape(model)} / {escape(method)}: {missed.total} failed</h3>"
@@ -230,3 +233,8 @@ def _provenance(report: Report) -> str:
              ("scores sealed (sha256)", scores_seal(report)["sha256"]),
              *(("merged sweep", line.strip()) for line in sweep_lines(report))]
     return f"{facts(items)}<p><b>config</b></p><pre>{escape(json_text(p.config))}</pre>"
+
+
+def _journal_flag(report: Report) -> str:
+    """The `--journal` the page's commands need to read the run's journal (none for the default)."""
+    return journal_flag(report.journal) if report.journal else ""

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import orjson
 
-from runner.common.liveness import process_alive
 from runner.common.tables import text_table, wrap_prose
 from runner.cost.cache_savings import CacheFigures, cache_total, run_price_table
 from runner.journal import (
@@ -22,6 +21,7 @@ from runner.journal import (
     read_only,
 )
 from runner.journal.call_tallies import ReplicaUse, RetryCounts
+from runner.journal.lease import LEASE_PREFIX, lease_meta_key, live_writer
 
 __all__ = ["RunSummary", "list_runs", "render_runs_json", "render_runs_text"]
 
@@ -50,10 +50,12 @@ class RunSummary:
     """Per stream that sent calls: how many were retried and why (empty for an offline run)."""
 
 
-def shown_status(status: str, pid: int) -> str:
-    """A run journaled as running (or stopping) whose process is gone (killed, crashed, machine rebooted)
-    is shown as such: it is resumable, not running."""
-    if (status == "running" or status.startswith(STOPPING)) and not process_alive(pid):
+def shown_status(status: str, pid: int, lease: str | None, now: float) -> str:
+    """A run journaled as running (or stopping) that nobody writes any more (its process killed, crashed, its
+    machine rebooted) is shown as such: it is resumable, not running. Its lease decides (`lease`, the meta
+    row; a shard's live lease on another host is running, a lapsed one is not); a run journaled before
+    leases by its PID on this host."""
+    if (status == "running" or status.startswith(STOPPING)) and live_writer(True, pid, "", lease, now) is None:
         return "stopped (process gone; resume it)"
     return status
 
@@ -67,9 +69,12 @@ async def list_runs(journal_path: Path | str) -> list[RunSummary]:
         cache = await reader.cache_usage_by_run()
         replicas = await reader.replica_calls_by_run()
         retries = await reader.stream_retries_by_run()
+        leases = dict(await reader.meta_prefixed(LEASE_PREFIX))
+    now = time.time()
     return [replace(_summary(run, progress.get(run.run_id), names.get(run.run_id),
                              spend.get(run.run_id, Spend()).total, cache.get(run.run_id, []),
                              replicas.get(run.run_id, [])),
+                    status=shown_status(run.status, run.pid, leases.get(lease_meta_key(run.run_id)), now),
                     retries=RetryCounts.of(retries.get(run.run_id, [])))
             for run in runs]
 
@@ -92,8 +97,7 @@ def _summary(run: RunRow, units: UnitProgress | None, names: tuple[list[str], li
     config = _config(run.config)
     models, methods = names if names is not None else (_strings(config.get("models")),
                                                        _strings(config.get("methods")))
-    status = shown_status(run.status, run.pid)
-    return RunSummary(run_id=run.run_id, created_at=run.created_at, status=status,
+    return RunSummary(run_id=run.run_id, created_at=run.created_at, status=run.status,
                       stop_reason=run.stop_reason, done=units.done if units else 0,
                       total=units.total if units else 0, spend_usd=spend, budget_usd=run.budget_usd,
                       models=models, methods=methods, scenarios=_strings(config.get("scenarios")),

@@ -75,3 +75,12 @@ def test_runs_and_show_load_the_journal_but_no_method_and_no_numpy(
 def test_the_names_help_shows_are_the_names_their_owners_hold() -> None:
     assert REGISTERED_METHODS == tuple(sorted(METHOD_REGISTRY))
     assert BUILT_IN_TRANSFORMS == tuple(BUILT_IN)
+
+
+def test_help_loads_no_event_loop() -> None:
+    # asyncio (with ssl and concurrent.futures) is 20 ms of a 70 ms start; only a command that runs a
+    # coroutine (`runner.cli.parsing.run_async`) needs it.
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom runner.cli.main import main\ntry:\n    "
+                           "main(['--help'])\nexcept SystemExit:\n    pass\nprint('asyncio' in sys.modules, "
+                           "file=sys.stderr)"], check=True, capture_output=True, text=True)
+    assert done.stderr.strip().splitlines()[-1] == "False"

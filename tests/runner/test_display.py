@@ -48,7 +48,10 @@ def _stream(method: str, scenario: str, serving: tuple[int, int], test_total: in
 def make_progress(clock: Clock, budget_usd: float | None = 50.0) -> RunProgress:
     """retail: 16/18 done, H [1, 0, 1, 1] -> 75.0, F [1, 0] -> 50.0; pitch: 4/8 done, H [0.5] -> 50.0.
 
-    Run-wide H = (75 + 50) / 2 = 62.5, F = 50.0; 20/26 units in 100 s -> ETA 6 x 100 / 20 = 30 s.
+    Run-wide H = (75 + 50) / 2 = 62.5, F = 50.0. ETA (runner.display.eta): retail's 6 tests of 3 turns
+    finished here, 18 calls in 100 s = 0.18/s; left: retail 2 tests, pitch 1 serving and 3 tests, at 3
+    turns each = 18 calls -> 100 s; pitch's serving (20 s a piece, the last 10 s ago: 10 s) and then its
+    last test set (1 x 3 calls: 16.7 s) ends sooner: ETA 100 s.
     """
     retail = _stream("blind", "retail_l1", (10, 10), 8, 6, 3, "testing")
     for category, reward in [("hidden", 1.0), ("hidden", 0.0), ("hidden", 1.0), ("hidden", 1.0),
@@ -56,6 +59,8 @@ def make_progress(clock: Clock, budget_usd: float | None = 50.0) -> RunProgress:
         retail.record_test(category, reward)
     pitch = _stream("blind", "pitch_l1", (3, 4), 4, 4, 2, "serving")
     pitch.record_test("hidden", 0.5)
+    retail.turns_started, retail.test_timed, retail.test_turns = 18, 6, 18
+    pitch.serving_finished_at.extend([50.0, 70.0, 90.0])
     progress = RunProgress(run_id="run-7", journal_path="/data/journal.sqlite", clock=clock, started=0.0,
                            input_tokens=1_234_567, output_tokens=34_500, spent_usd=12.5, reserved_usd=0.75,
                            budget_usd=budget_usd, calls_in_flight=7, call_limit=32, retries=3, rate_limited=2,
@@ -84,7 +89,7 @@ def test_plain_line_holds_every_figure() -> None:
     journal_line, status = out.getvalue().splitlines()
     assert journal_line == "run run-7: journal /data/journal.sqlite"
     for part in ("[0:01:40] running 20/26 units (77%)", "H 62.5 F 50.0", "tokens 1.2M in 34.5k out",
-                 "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32", "retries 3 429s 2", "ETA 0:00:33"):
+                 "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32", "retries 3 429s 2", "ETA 0:01:40"):
         assert part in status
 
 
@@ -133,8 +138,8 @@ def test_rich_dashboard_shows_streams_and_run_figures() -> None:
     assert "cache 25% hit, $0.25 saved, 1.5k written" in text
     pitch = next(line for line in text.splitlines() if "pitch_l1" in line)
     assert pitch.split()[3:10] == ["serving", "2/4", "4/8", "50.0", "-", "$0.00", "-"]
-    # ETA: the run's rate leaves 30 s, but pitch's serving (3 of 4 done in 100 s) needs 33 s more in order.
-    for part in ("run run-7 running", "20/26 units", "Avg H 62.5", "Avg F 50.0", "ETA 0:00:33",
+    # ETA: the tests left at the run's test throughput outlast pitch's serving and last test set.
+    for part in ("run run-7 running", "20/26 units", "Avg H 62.5", "Avg F 50.0", "ETA 0:01:40",
                  "tokens 1.2M in 34.5k out", "$12.50 spent, $0.75 reserved, cap $50.00", "calls 7/32 in flight",
                  "oldest 30s", "retries 3", "429s 2"):
         assert part in text
@@ -154,6 +159,28 @@ def test_rich_dashboard_shows_each_replica_of_an_endpoint_pool() -> None:
     display.stop()
     assert ("pool qwen-pool: http://r0/v1 3 out 120 served, http://r1/v1 0 out 40 served 2 failed"
             in _plain(buffer))
+
+
+class _Batches:
+    def dashboard_line(self) -> str:
+        return "batches 2 out (1,200 items), 35 waiting; 7 sent, 4 resubmitted, 1 live"
+
+
+def test_both_displays_show_the_batches_of_batch_tests_and_the_rich_one_packs_them_to_80() -> None:
+    clock = Clock()
+    progress = make_progress(clock)
+    progress.batchers = [_Batches()]
+    out = io.StringIO()
+    plain = PlainDisplay(progress, stream=out)
+    plain.start()
+    assert "| batches 2 out (1,200 items), 35 waiting; 7 sent, 4 resubmitted, 1 live" in out.getvalue()
+    buffer = io.StringIO()
+    rich = RichDisplay(progress, console=Console(file=buffer, force_terminal=True, width=80, height=24))
+    rich.start()
+    rich.stop()
+    text = _plain(buffer)
+    assert "batches 2 out (1,200 items), 35 waiting  7 sent, 4 resubmitted, 1 live" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 def test_rich_refresh_is_throttled_to_four_per_second() -> None:

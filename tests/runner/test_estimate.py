@@ -42,6 +42,7 @@ def pilot(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback-test-key")
+        patch.delenv("COLUMNS", raising=False)  # the pilot's table at natural widths, as `estimate` prints it below
         run_id = anyio.run(go)
     return journal, run_id, lines, cache
 

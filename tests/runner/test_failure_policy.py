@@ -73,6 +73,8 @@ async def test_a_revoked_key_resumes_once_it_is_fixed(built_suite: Path, tmp_pat
     async with serve_mock(respond) as mock:
         outcome = await start_sweep(config_for(mock.base_url, built_suite), journal, "none", quiet)
         assert outcome.status == "failed" and "check the API key" in outcome.reason
+        # The hint runs as printed: the run id and the journal, which is not the default one.
+        assert f"then `shiftbench resume {outcome.run_id} --journal {journal}`" in outcome.reason
         state["revoked"] = False
         resumed = await resume_sweep(outcome.run_id, journal, "none", quiet)
     assert resumed.status == "completed"
@@ -99,6 +101,7 @@ async def test_a_lasting_outage_opens_the_breaker_and_stops_the_run_after_a_boun
         outage = [r for r in mock.requests if r.tools()]
         per_body = Counter(r.raw for r in outage)
         assert outcome.status == "failed" and "resume later" in outcome.reason
+        assert f"resume later (`shiftbench resume {outcome.run_id} --journal {journal}`)" in outcome.reason
         assert max(per_body.values()) <= config.max_request_attempts == 6
         # Without the breaker every call in flight retries on its own; with it, after the first failures
         # in a row only one probe at a time goes out.

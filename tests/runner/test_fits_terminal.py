@@ -107,6 +107,25 @@ def test_the_report_fits_the_terminal_and_keeps_every_word(swept: tuple[Path, st
                [line for line in natural.splitlines() if line.startswith("scripted ")]
 
 
+@pytest.mark.parametrize("width", [80, 200])
+def test_compare_fits_the_terminal_and_keeps_every_word(swept: tuple[Path, str], width: int,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    args = ["compare", f"{run_id}:scripted/oracle", f"{run_id}:scripted/blind", "--journal", str(journal)]
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(args) == 0
+    natural = capsys.readouterr().out
+    assert max(len(line) for line in natural.splitlines()) > 80  # its prose runs on in a pipe
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(args) == 0
+    laid = capsys.readouterr().out
+    assert max(len(line) for line in laid.splitlines()) <= width
+    assert words(laid) == words(natural)
+    avg_h = next(line for line in natural.splitlines() if line.startswith("Avg H"))
+    assert avg_h in laid.splitlines()  # a row that fits is one line, as in a pipe
+
+
 def test_the_report_cuts_each_table_at_the_limit_and_says_how_to_see_the_rest(
         swept: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     journal, run_id = swept
@@ -130,6 +149,9 @@ def test_the_end_of_run_summary_fits_a_screen(built_suite: Path, tmp_path: Path,
     journal, run_id = cli_sweep(built_suite, tmp_path, ("retail_l1", "pitch_l1"), ("blind", "oracle"))
     out = capsys.readouterr().out
     summary = out[out.index(f"run {run_id}: "):].splitlines()
+    # Everything before it too (the pilot's projection and its table): a line passes the width only where a
+    # path is kept whole.
+    assert [line for line in out.splitlines() if len(line) > width and "/" not in max(line.split(), key=len)] == []
     # The test's journal path is one word longer than 80 columns: kept whole, on a line of its own.
     assert all(len(line) <= width or line.split()[-1].rstrip("\\") in (f"{journal}", "\\")
                for line in summary) and len(summary) <= 26  # a screen, the long path's continuations aside

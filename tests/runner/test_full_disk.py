@@ -9,6 +9,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.media import fill, small_disk, snapshot
 from tests.runner.test_kill_resume import shiftbench
 from tests.support import cli_sweep
@@ -96,3 +98,18 @@ def test_outputs_on_a_full_disk_are_one_line_and_nothing_half_written(built_suit
             assert line.startswith(f"shiftbench: error: {flag} {target}: the disk is full"), line
             assert "nothing was written" in line, line
             assert snapshot(disk) == before, argv
+
+
+async def test_a_lease_released_on_a_full_disk_leaves_the_run_stopped_not_unstarted(tmp_path: Path) -> None:
+    # The run's last write, its lease's release, met the full disk that had stopped it: the JournalFull
+    # escaped the run and was told as "the run was not started", the run id and its resume line lost.
+    from runner.journal import Batch, JournalFull, open_journal
+    from runner.schedule.lease_keeper import take_lease
+
+    with small_disk(tmp_path / "disk", 1024) as disk:
+        async with open_journal(disk / "journal.sqlite") as journal:
+            keeper = await take_lease(journal, "r-full")
+            fill(disk, 0)
+            with pytest.raises(JournalFull):  # the disk is really full for this journal now
+                await journal.commit(Batch().set_meta("filler", "x" * 200_000))
+            await keeper.give_up()  # must not raise: the lease lapses by its TTL instead

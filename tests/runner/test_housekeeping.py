@@ -5,7 +5,9 @@ uninterrupted run gets."""
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from bench.mock_provider import serve_mock
 from runner.cli import main
 from runner.config.settings import SweepConfig
 from runner.journal.housekeeping import journal_bytes, remove_run, vacuum_journal
+from runner.journal.lease import Lease, lease_meta_key
 from runner.schedule.sweep import resume_sweep, start_sweep
 from runner.views.runs import list_runs, render_runs_text
 from simulators.errors import ShiftbenchInputError
@@ -72,8 +75,10 @@ async def test_removing_a_run_in_progress_is_refused(built_suite: Path, tmp_path
     journal = tmp_path / "j.sqlite"
     done = await start_sweep(SweepConfig(methods=("blind",), scenarios=("retail_l1",), dataset=str(built_suite),
                                          pilot=1), journal, "none", quiet)
-    with sqlite3.connect(journal) as db:  # as if this test's own process were still writing the run
+    with sqlite3.connect(journal) as db:  # as if this test's own process were still writing the run: its lease too
         db.execute("UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?", (os.getpid(), done.run_id))
+        db.execute("UPDATE meta SET value = ? WHERE key = ?",
+                   (Lease(socket.gethostname(), os.getpid(), time.time(), 60.0).to_json(), lease_meta_key(done.run_id)))
     with pytest.raises(ShiftbenchInputError, match="is being written by process"):
         await remove_run(journal, done.run_id)
     assert rows_per_table(journal, done.run_id)["episodes"] > 0

@@ -51,4 +51,5 @@ async def test_a_pilot_stopped_by_its_cap_says_so_in_the_caps_own_digits(built_s
     assert outcome.status == "budget_exhausted"
     assert outcome.reason.startswith("budget cap $0.0060 reached")
     [pilot] = [line for line in said if line.startswith("Pilot:")]
-    assert "resume with a higher --budget" in pilot
+    # The command runs as printed: the run id and the journal, which is not the default one.
+    assert f"`shiftbench resume {outcome.run_id} --journal {tmp_path / 'j.sqlite'} --budget HIGHER`" in pilot

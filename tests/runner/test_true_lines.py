@@ -18,6 +18,7 @@ from bench.mock_provider import serve_mock
 from runner.cli import main
 from runner.common.home import default_journal
 from runner.common.journal_flag import journal_flag
+from runner.common.money import usd
 from runner.config.settings import SweepConfig
 from runner.schedule.sweep import RunOutcome, start_sweep
 
@@ -74,6 +75,8 @@ def test_resume_below_the_spend_says_nothing_of_resuming_and_the_budget_hint_nam
         captured = capsys.readouterr()
         assert code == 2 and captured.out == ""
         assert captured.err.count("\n") == 1 and f"already spent ${spent:.4f}" in captured.err
+        assert f"(`shiftbench resume {outcome.run_id} --budget USD --journal {journal}`)" in captured.err
+        assert f"of its {usd(cap)} cap" in captured.err and "$0.00 cap" not in captured.err  # the cap's own digits
     assert dump(journal) == before
 
 

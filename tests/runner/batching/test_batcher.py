@@ -339,3 +339,40 @@ async def test_a_provider_that_cannot_be_asked_about_a_batch_being_created_stops
                 pass
         rows = await journal.read.open_batches(RUN)
     assert [r.status for r in rows] == ["submitting"] and backend.submits == 0  # kept for the next resume
+
+
+async def test_the_dashboard_line_counts_the_batches_out_their_items_and_what_waits(tmp_path: Path) -> None:
+    backend = FakeBackend(auto_end=False)
+    clock = ManualClock()  # never advanced: the third request waits for a size that never comes
+    async with open_journal(tmp_path / "j.sqlite") as journal, batcher_of(journal, {"m": backend}, clock,
+                                                                          max_items=2) as batcher:
+        assert batcher.dashboard_line() == "batches 0 out (0 items), 0 waiting; 0 sent, 0 resubmitted, 0 live"
+        got: list[str] = []
+
+        async def ask(text: str) -> None:
+            got.append((await batcher.ask("m", cid(text), "u", request(text))).turn.text)
+
+        async with anyio.create_task_group() as group:
+            for text in ("1", "2"):
+                group.start_soon(ask, text)
+
+            async def polled() -> bool:
+                return await submitted(journal) and batcher.waiting == 2 and "1 out" in batcher.dashboard_line()
+
+            await until(polled)
+            group.start_soon(ask, "3")
+
+            async def third_waits() -> bool:
+                return batcher.waiting == 3
+
+            await until(third_waits)
+            assert batcher.dashboard_line() == "batches 1 out (2 items), 1 waiting; 1 sent, 0 resubmitted, 0 live"
+            backend.end()
+            clock.advance(1.0)  # the next poll (poll_s 0.01) sees it ended; the third's 30 s are far off
+
+            async def two_answered() -> bool:
+                return len(got) == 2
+
+            await until(two_answered)
+            assert batcher.dashboard_line() == "batches 0 out (0 items), 1 waiting; 1 sent, 0 resubmitted, 0 live"
+            group.cancel_scope.cancel()

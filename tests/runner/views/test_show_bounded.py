@@ -114,3 +114,22 @@ def test_state_prints_at_most_the_limit_of_lines_and_says_how_many_it_left_out()
                        "--all every one")
     assert state_text(state, limit=10, limit_given=True).split("\n")[-1].endswith("; --all prints them")
     assert state_text(state, limit=None) == "\n".join(whole)
+
+
+@pytest.fixture(scope="module")
+def two_streams(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """24 episodes: more than the default bound of 20."""
+    return cli_sweep(built_suite, tmp_path_factory.mktemp("two"), ("retail_l1",), ("blind", "oracle"))
+
+
+@pytest.mark.parametrize("limit", ["20", "3"])
+def test_an_explicit_limit_counts_as_given_even_at_the_default(two_streams: tuple[Path, str], limit: str,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # `--limit 20` is the default's value, but the user typed it: the hint offers only --all, as for --limit 3.
+    journal, run_id = two_streams
+    assert main(["show", run_id, "--limit", limit, "--journal", str(journal)]) == 0
+    hint = " ".join(capsys.readouterr().out.strip().split("╯")[-1].split())
+    assert hint.endswith("or print more with --all"), hint
+    assert main(["show", run_id, "--journal", str(journal)]) == 0  # not given: both offered
+    hint = " ".join(capsys.readouterr().out.strip().split("╯")[-1].split())
+    assert hint.endswith("or print more with --limit N or --all"), hint

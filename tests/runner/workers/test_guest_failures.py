@@ -61,6 +61,9 @@ def test_broken_methods_stop_only_their_streams_and_resume_after_the_fix(built_s
     assert only(rewards(journal), "blind") == rewards(blind_alone) != {}
 
     run_id = only_run(journal)[0]
+    with sqlite3.connect(journal) as db:  # the hint runs as printed: the journal is not the default one
+        (reason,) = db.execute("SELECT stop_reason FROM runs").fetchone()
+    assert f"`shiftbench resume {run_id} --journal {journal} --accept-method-change` continues them" in reason
     again = subprocess.run(shiftbench("resume", run_id, "--journal", str(journal), "--display", "none"),
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and "Traceback" not in again.stdout + again.stderr
