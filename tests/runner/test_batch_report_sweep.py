@@ -85,3 +85,29 @@ def test_the_pilot_and_estimate_project_the_batched_sweep(
     assert row["batched_usd"] / row["projected_usd"] == pytest.approx(paid / at_live, rel=1e-6)
     assert main(["estimate", run_id, "--journal", str(journal), "--batch", "off", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["batched_usd"] is None
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_batched_runs_page_never_scrolls_sideways(batched: tuple[Path, str, list[str]], tmp_path: Path,
+                                                   width: int) -> None:
+    # The page test (tests/runner/views/test_html_browser.py) loads a live run's page, which has no batch
+    # section: this one holds the batch tables to the same rule, in the same browser.
+    from bench.headless import Chromium, chromium_path
+    from tests.runner.views.test_html_browser import PROBE
+
+    if chromium_path() is None:
+        pytest.skip("no chromium: apt-get install -y chromium")
+    journal, run_id, _ = batched
+    page_path = tmp_path / "report.html"
+    assert main(["report", run_id, "--html", str(page_path), "--journal", str(journal)]) == 0
+    from html import escape
+
+    from runner.report.batch_tables import BATCH_ITEMS_TITLE, BATCH_SPEND_TITLE
+
+    html = page_path.read_text(encoding="utf-8")
+    assert escape(BATCH_SPEND_TITLE) in html and escape(BATCH_ITEMS_TITLE) in html  # the section is on the page
+    with Chromium(width=width) as browser:
+        page = browser.open(page_path, probe=PROBE)
+    assert page.errors == []
+    scroll, viewport, _, outside = json.loads(page.probe)
+    assert viewport == width and scroll <= viewport and outside == [], f"{scroll} px wide in {viewport}: {outside}"
