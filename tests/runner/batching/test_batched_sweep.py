@@ -19,6 +19,7 @@ from tests.support import episode_rewards, quiet
 
 LIVE = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}
 BATCH = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
+LIVE_OUTPUT_ONLY = {"input": 0.0, "cached_input": 0.0, "cache_write": 0.0}
 KEY = "sk-loopback-test-key-0123456789"
 
 
@@ -104,6 +105,47 @@ async def test_budget_stop_while_batching_keeps_the_cap_and_resumes_to_the_same_
         in_batches = dict(db.execute("SELECT custom_id, count(*) FROM batch_items GROUP BY custom_id").fetchall())
     assert set(answered.values()) == {1}  # no answer was bought twice
     assert all(submissions[custom_id] == count for custom_id, count in in_batches.items())
+
+
+async def test_a_budget_stop_with_a_batch_outstanding_cancels_it_at_the_provider_and_resumes(
+        built_suite: Path, tmp_path: Path) -> None:
+    # Only output tokens are priced and every answer has 60 of the 64 allowed, so each reservation is
+    # within 7% of the call's cost and the cap can be placed between two known calls: the probe and
+    # windows 0 and 1's serving (9 live calls) are paid, windows 0 and 1's test items (4, never answered:
+    # the batches take an hour) stay reserved at their batch worst case, window 2's first serving call
+    # fits and its second does not. By then window 0's batch was created over a second before (each
+    # live reply takes 0.25 s), so the stop finds it outstanding and must cancel it at the provider.
+    live, batch = {**LIVE_OUTPUT_ONLY, "output": 8.0}, {**LIVE_OUTPUT_ONLY, "output": 4.0}
+    paid, worst = 60 * 8.0 / 1e6, 64 * 8.0 / 1e6
+    cap = 9 * paid + 4 * worst / 2 + worst + paid / 2
+    answer = tool_loop(calls_before_finish=1, output_tokens=60)
+
+    def slow_live(request: Recorded) -> Response:  # a batch item's answer does not wait on this
+        reply = answer(request)
+        return dataclasses.replace(reply, delay_s=0.25) if isinstance(reply, Reply) else reply
+
+    def settings(base_url: str, budget: float | None = None) -> SweepConfig:
+        config = config_for(base_url, built_suite, "tests", ("tabular",), "window", max_tokens=64, budget=budget)
+        return dataclasses.replace(config, prices={config.models[0]: {**live, "batch": batch}})
+
+    async with serve_mock(slow_live) as mock:
+        mock.batches.settings = BatchSettings(latency_s=0.1)
+        free = await start_sweep(settings(mock.base_url), tmp_path / "free.sqlite", "none", quiet)
+        mock.batches.settings = BatchSettings(latency_s=3600.0)
+        before = set(mock.batches.batches)
+        journal = tmp_path / "capped.sqlite"
+        capped = await start_sweep(settings(mock.base_url, cap), journal, "none", quiet)
+        made = [batch for key, batch in mock.batches.batches.items() if key not in before]
+        with sqlite3.connect(journal) as db:
+            spent = db.execute("SELECT sum(cost_usd) FROM model_calls").fetchone()[0]
+            statuses = [row[0] for row in db.execute("SELECT status FROM provider_batches")]
+        mock.batches.settings = BatchSettings(latency_s=0.1)
+        resumed = await resume_sweep(capped.run_id, journal, "none", quiet, budget=1.0)
+    assert free.status == "completed" and capped.status == "budget_exhausted" and resumed.status == "completed"
+    assert made and all(batch.cancel_at is not None for batch in made)  # cancelled at the provider
+    assert statuses and set(statuses) == {"cancelled"}  # ... and journaled so
+    assert spent == pytest.approx(10 * paid) and spent <= cap  # nothing of the cancelled batches was billed
+    assert episode_rewards(journal) == episode_rewards(tmp_path / "free.sqlite")
 
 
 @pytest.mark.parametrize("on_failure", ["resubmit", "live"])
