@@ -35,6 +35,8 @@ _RUN_COLUMNS = ", ".join(RunRow._fields)
 _INSERT_RUN = f"INSERT INTO main.runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * len(RunRow._fields))})"
 _INSERT_META = "INSERT OR REPLACE INTO main.meta (key, value) VALUES (?, ?)"
 _STREAM_META = ("method_time|", "method_error|")
+_CHOSEN_UNITS = ("(SELECT unit_id FROM source.units WHERE run_id = :shard "
+                 "AND stream_id IN (SELECT stream_id FROM temp.chosen))")
 """Meta rows kept per stream as PREFIX|RUN|STREAM (runner.schedule.method_time, method_errors): a
 merged stream keeps its method's time and failure under the sweep's run id."""
 _COPY_STREAM_META = ("INSERT OR REPLACE INTO main.meta (key, value) SELECT :prefix || :sweep || '|' || c.stream_id, "
@@ -140,6 +142,11 @@ def _copy_source(connection: sqlite3.Connection, source: MergeSource, sweep_run:
         _copy(connection, "response_cache", "unit_id IN (SELECT unit_id FROM source.units WHERE run_id = :shard "
                                             "AND stream_id IN (SELECT stream_id FROM temp.chosen))", names,
               verb="INSERT OR REPLACE")
+        # A batched shard's batches and items (`--batch tests`): labels carry the shard's run id, so two
+        # shards' batches never collide, and the merged report counts them as the one process would.
+        _copy(connection, "batch_items", f"unit_id IN {_CHOSEN_UNITS}", names)
+        _copy(connection, "provider_batches", "label IN (SELECT label FROM source.batch_items WHERE run_id = :shard "
+                                              f"AND unit_id IN {_CHOSEN_UNITS})", names)
         for prefix in _STREAM_META:
             connection.execute(_COPY_STREAM_META, {**names, "prefix": prefix})
         connection.execute("COMMIT")

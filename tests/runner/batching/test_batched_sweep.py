@@ -148,6 +148,39 @@ async def test_a_budget_stop_with_a_batch_outstanding_cancels_it_at_the_provider
     assert episode_rewards(journal) == episode_rewards(tmp_path / "free.sqlite")
 
 
+async def test_merged_batched_shards_report_the_batches_of_the_one_process_run(built_suite: Path,
+                                                                                tmp_path: Path) -> None:
+    from runner.report import build_report
+    from runner.shards.merge import merge_shards
+    from runner.shards.spec import ShardSpec
+    from runner.shards.start import start_shard
+
+    async with serve_mock() as mock:
+        mock.batches.settings = BatchSettings(latency_s=0.05)
+        config = config_for(mock.base_url, built_suite, "tests")
+        one = await start_sweep(config, tmp_path / "one.sqlite", "none", quiet)
+        shards = [tmp_path / f"shard-{index}.sqlite" for index in range(2)]
+        for index, path in enumerate(shards):
+            assert (await start_shard(config, ShardSpec(index, 2), path, "none", quiet)).status == "completed"
+    merged = tmp_path / "merged.sqlite"
+    sweep = (await merge_shards(merged, shards, say=quiet)).sweep.sweep_id
+    alone = (await build_report(tmp_path / "one.sqlite", one.run_id)).batch
+    joined = (await build_report(merged, sweep)).batch
+    assert alone is not None and joined is not None
+    with sqlite3.connect(merged) as db:
+        items = db.execute("SELECT count(*) FROM batch_items WHERE run_id = ?", (sweep,)).fetchone()[0]
+        batches = db.execute("SELECT count(*) FROM provider_batches WHERE run_id = ?", (sweep,)).fetchone()[0]
+    with sqlite3.connect(tmp_path / "one.sqlite") as db:
+        alone_items = db.execute("SELECT count(*) FROM batch_items").fetchone()[0]
+    assert items == alone_items > 0 and batches >= alone.batches > 0  # each shard made its own batches
+    assert joined.items == alone.items and joined.batches == batches and joined.rounds == alone.rounds
+    shard_spend = 0.0
+    for path in shards:  # the merged batch spend is the shards' own, summed from their journals
+        with sqlite3.connect(path) as db:
+            shard_spend += db.execute("SELECT sum(cost_usd) FROM model_calls WHERE route = 'batch'").fetchone()[0]
+    assert joined.spend.batch_usd == pytest.approx(shard_spend, rel=1e-9)
+
+
 @pytest.mark.parametrize("on_failure", ["resubmit", "live"])
 async def test_errored_items_are_resubmitted_once_then_sent_live(built_suite: Path, tmp_path: Path,
                                                                  on_failure: str) -> None:
