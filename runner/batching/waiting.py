@@ -38,11 +38,14 @@ class SendLive(Exception):
 
 @dataclass(frozen=True)
 class BatchTiming:
-    max_items: int = 1000
-    wait_s: float = 30.0
-    poll_s: float = 5.0
-    poll_max_s: float = 60.0
-    on_item_failure: str = "resubmit"
+    """The batcher's part of a sweep's `[batch]` settings (`runner.config.batch_settings.BatchSettings`
+    holds their defaults and checks; `start` is the engine's)."""
+
+    max_items: int
+    wait_s: float
+    poll_s: float
+    poll_max_s: float
+    on_item_failure: str
 
 
 class BatchClock(Protocol):

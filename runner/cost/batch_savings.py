@@ -13,13 +13,11 @@ from dataclasses import dataclass
 
 from runner.config.prices import Price
 from runner.cost.pricing import cost_usd
+from runner.cost.stream_sums import StreamKey, sum_by_stream, sum_total
 from runner.journal.batch_queries import BatchCallSpend
 from simulators.model_api import Usage
 
 __all__ = ["BatchSpend", "batch_spend_by_stream", "batch_spend_total", "unpriced_batched"]
-
-StreamKey = tuple[str, str]
-
 
 @dataclass(frozen=True)
 class BatchSpend:
@@ -50,20 +48,12 @@ def _spend(row: BatchCallSpend, prices: Mapping[str, Price]) -> BatchSpend:
 
 def batch_spend_by_stream(rows: Iterable[BatchCallSpend], prices: Mapping[str, Price]) -> dict[StreamKey, BatchSpend]:
     """Per (model, method) stream: every call made for it, each priced at the model it called."""
-    found: dict[StreamKey, BatchSpend] = {}
-    for row in rows:
-        if row.stream_model is not None and row.method is not None:
-            key = (row.stream_model, row.method)
-            found[key] = found.get(key, BatchSpend()) + _spend(row, prices)
-    return found
+    return sum_by_stream(rows, lambda row: _spend(row, prices), BatchSpend())
 
 
 def batch_spend_total(rows: Iterable[BatchCallSpend], prices: Mapping[str, Price]) -> BatchSpend:
     """The whole run, probes and calls no stream claims included."""
-    total = BatchSpend()
-    for row in rows:
-        total += _spend(row, prices)
-    return total
+    return sum_total(rows, lambda row: _spend(row, prices), BatchSpend())
 
 
 def unpriced_batched(rows: Iterable[BatchCallSpend], prices: Mapping[str, Price]) -> list[str]:

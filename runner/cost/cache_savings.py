@@ -16,14 +16,12 @@ import orjson
 
 from runner.config.prices import Price, PriceTable
 from runner.cost.pricing import default_prices, saved_usd, with_overrides
+from runner.cost.stream_sums import StreamKey, sum_by_stream, sum_total
 from runner.journal import CacheUsage
 from simulators.errors import ShiftbenchInputError
 from simulators.model_api import Usage
 
 __all__ = ["CacheFigures", "cache_by_stream", "cache_total", "run_price_table"]
-
-StreamKey = tuple[str, str]
-
 
 @dataclass(frozen=True)
 class CacheFigures:
@@ -53,20 +51,12 @@ def _figures(row: CacheUsage, prices: Mapping[str, Price]) -> CacheFigures:
 
 def cache_by_stream(rows: Iterable[CacheUsage], prices: Mapping[str, Price]) -> dict[StreamKey, CacheFigures]:
     """Per (model, method) stream: every call made for it, each priced at the model it called."""
-    found: dict[StreamKey, CacheFigures] = {}
-    for row in rows:
-        if row.stream_model is not None and row.method is not None:
-            key = (row.stream_model, row.method)
-            found[key] = found.get(key, CacheFigures()) + _figures(row, prices)
-    return found
+    return sum_by_stream(rows, lambda row: _figures(row, prices), CacheFigures())
 
 
 def cache_total(rows: Iterable[CacheUsage], prices: Mapping[str, Price]) -> CacheFigures:
     """The whole run, probes and calls no stream claims included."""
-    total = CacheFigures()
-    for row in rows:
-        total += _figures(row, prices)
-    return total
+    return sum_total(rows, lambda row: _figures(row, prices), CacheFigures())
 
 
 def run_price_table(config_json: str) -> PriceTable:

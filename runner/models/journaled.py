@@ -53,10 +53,6 @@ def note_served(batch: Batch, run_id: str, model: str, served: str) -> None:
         batch.set_meta(served_model_meta_key(*mark), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-_encode = encode_answer
-_decode = decode_answer
-
-
 class JournaledModel:
     def __init__(self, inner: ModelClient, journal: Journal, run_id: str, unit_id: str, stream_id: str,
                  purpose: Purpose = "agent", replayable: Container[str] | None = None,
@@ -89,7 +85,7 @@ class JournaledModel:
         if cached is None and self._replay_from is not None:
             key, cached = await self._recorded_answer(request, key)
         if cached is not None:
-            response = _decode(cached)
+            response = decode_answer(cached)
             # Replayed: nothing is paid again; the call is journaled at zero cost for the record.
             await self._journal.enqueue(self._call_row(key, response, 0.0, from_cache=True, cost=0.0))
             return ModelResponse(response.turn, Usage(), 0.0)
@@ -111,7 +107,7 @@ class JournaledModel:
         batch = self._call_row(key, response, time.monotonic() - started, from_cache=False,
                                cost=response.cost_usd)
         note_served(batch, self._run_id, self.name, response.served_model)
-        encoded = _encode(response)
+        encoded = encode_answer(response)
         batch.cached_answer(key, self._run_id, self._unit_id, self.name, encoded, time.time())
         if self._answers is not None:
             self._answers[key] = encoded  # as the journal will hold it: asked again, it replays

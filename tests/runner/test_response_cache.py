@@ -68,7 +68,8 @@ def test_a_journaled_reply_is_written_as_its_fields_in_order() -> None:
 
     import orjson
 
-    from runner.models.journaled import _decode, _encode
+    from runner.batching.answers import decode_answer as _decode
+    from runner.batching.answers import encode_answer as _encode
     from simulators.model_api import ModelResponse, Usage
     from simulators.protocol import AssistantTurn, ToolCall
 

@@ -50,7 +50,8 @@ def stack(journal: Journal, backend: FakeBackend, live: LiveModel, budget: Budge
           **timing: object) -> ClientStack:
     progress = RunProgress(RUN, str(journal.path))
     batcher = Batcher(RUN, journal, {"m": Lane(backend, "http://m.test/v1")},
-                      BatchTiming(**{"wait_s": 0.01, "poll_s": 0.01, "poll_max_s": 0.02, **timing}),  # type: ignore[arg-type]
+                      BatchTiming(**{"max_items": 1000, "on_item_failure": "resubmit", "wait_s": 0.01,  # type: ignore[arg-type]
+                                     "poll_s": 0.01, "poll_max_s": 0.02, **timing}),
                       say=lambda line: None)
     return ClientStack(run_id=RUN, journal=journal, progress=progress,
                        models={"m": ModelEntry("m", live, offline=False, max_tokens=64)}, prices={"m": PRICE},

@@ -48,7 +48,8 @@ def cid(text: str) -> str:
 async def batcher_of(journal: Journal, backends: dict[str, FakeBackend], clock: ManualClock | None = None,
                      **timing: Any) -> AsyncIterator[Batcher]:
     lanes = {model: Lane(backend, f"http://{model}.test/v1") for model, backend in backends.items()}
-    settings = BatchTiming(**{"max_items": 1000, "wait_s": 30.0, "poll_s": 0.01, "poll_max_s": 0.02, **timing})
+    settings = BatchTiming(**{"max_items": 1000, "on_item_failure": "resubmit", "wait_s": 30.0, "poll_s": 0.01,
+                              "poll_max_s": 0.02, **timing})
     said: list[str] = []
     batcher = Batcher(RUN, journal, lanes, settings, clock=clock, say=said.append)
     async with batcher.running():
