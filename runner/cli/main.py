@@ -23,6 +23,7 @@ from runner.cli.probe import PROBE_COMMANDS, add_probe_parser
 from runner.cli.results import RESULT_COMMANDS, add_result_parsers
 from runner.cli.sweeps import SWEEP_COMMANDS, add_sweep_parsers
 from runner.cli.workbench import WORKBENCH_COMMANDS, WorkbenchCommand, add_workbench_commands
+from runner.common.whole_writes import whole_writes
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["build_parser", "main"]
@@ -77,6 +78,7 @@ COMMANDS: dict[str, Command] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    whole_writes()
     try:
         args = parse(build_parser(), argv)
         code = COMMANDS[args.command](args)

@@ -8,6 +8,7 @@
 - `liveness`: whether a run's process is still alive; `optional`: the optional extras (html, inspect).
 - `home`: where shiftbench writes by default (`.shiftbench/`, its journal).
 - `journal_flag`: the `--journal` a hint naming a command must carry for a journal not the default.
+- `whole_writes`: stdout and stderr that finish every write (unbuffered output dropped part of one).
 
 Arrows: none. Every package may import common, and it imports no other package of the runner.
 """
