@@ -140,6 +140,8 @@ def _late_result(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> No
     `call_soon_threadsafe(future.set_result, ...)`; a task cancelled as its group ends, such as the lease
     keeper mid-renewal, leaves that future cancelled) is dropped: nobody waits for it, and the loop's
     default handler would print a traceback after the run's report. Everything else goes to the default."""
+    import asyncio  # imported by run_async already (the loop that calls this one is running)
+
     if isinstance(context.get("exception"), asyncio.InvalidStateError) and "set_result" in repr(context.get("handle")):
         return
     loop.default_exception_handler(context)

@@ -41,3 +41,29 @@ def test_a_slow_reader_gets_the_whole_json_report_with_unbuffered_output(built_s
     assert child.returncode == 0, err
     assert len(out) > 65_536  # more than a pipe holds
     assert orjson.loads(out)["run_id"] == run_id  # whole: it parses
+
+
+def test_a_late_thread_answer_is_dropped_and_any_other_loop_error_goes_to_the_default_handler() -> None:
+    # The handler run_async installs on the command's loop; it once named asyncio without importing it, so
+    # the late answer it exists to drop raised NameError and printed a traceback instead.
+    import asyncio
+
+    from runner.cli.parsing import _late_result
+
+    class Loop:
+        def __init__(self) -> None:
+            self.passed: list[dict[str, object]] = []
+
+        def default_exception_handler(self, context: dict[str, object]) -> None:
+            self.passed.append(context)
+
+    class Handle:
+        def __repr__(self) -> str:
+            return "<Handle Future.set_result(<result>)>"
+
+    loop = Loop()
+    late = {"exception": asyncio.InvalidStateError("invalid state"), "handle": Handle()}
+    other = {"exception": ValueError("boom"), "handle": Handle()}
+    _late_result(loop, late)  # type: ignore[arg-type]
+    _late_result(loop, other)  # type: ignore[arg-type]
+    assert loop.passed == [other]
