@@ -27,8 +27,8 @@ from typing import Any
 from methods.base import MethodSetup, MethodSpec
 from methods.entry_points import distribution_label, find_entry_point, installed_entry_points
 from methods.loading import attribute, import_file, import_module, is_file_target
+from methods.names import REGISTERED_METHODS
 from methods.options import BLOCK_SIZE, check_options
-from methods.registry import METHOD_REGISTRY
 from methods.slb import reference_spec
 from methods.source import MethodSource, distribution_of, source_hash
 from simulators.errors import ShiftbenchInputError
@@ -104,7 +104,7 @@ def configure(spec: MethodSpec, name: str, values: Mapping[str, JSON]) -> Method
 # --------------------------------------------------------------------------------------------- kinds
 
 def _by_name(text: str, options: Mapping[str, Any], where: str, name: str | None) -> ResolvedMethod:
-    registered = METHOD_REGISTRY.get(text)
+    registered = _registered(text)
     if registered is not None:
         module = sys.modules[registered.build.__module__]
         digest, count = source_hash(module, registry=True)
@@ -114,7 +114,7 @@ def _by_name(text: str, options: Mapping[str, Any], where: str, name: str | None
     if point is None and is_file_target(text):
         raise _no_attribute(text, where)
     if point is None:
-        known = sorted(METHOD_REGISTRY) + [p.name for p in installed_entry_points()]
+        known = list(REGISTERED_METHODS) + [p.name for p in installed_entry_points()]
         close = difflib.get_close_matches(text, known, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else _UNINSTALLED.get(text, "")
         raise ShiftbenchInputError(f"{where}: unknown method '{text}'{hint}; known: {', '.join(known)}; or name "
@@ -153,6 +153,16 @@ def _adapter(text: str, options: Mapping[str, Any], where: str, name: str | None
 
 
 # ------------------------------------------------------------------------------------------- helpers
+
+def _registered(text: str) -> MethodSpec | None:
+    """shiftbench's own method of that name. The registry is imported only for one of its names: it loads
+    the simulators' domains, which a worker (it resolves a user's method only) must never hold."""
+    if text not in REGISTERED_METHODS:
+        return None
+    from methods.registry import METHOD_REGISTRY
+
+    return METHOD_REGISTRY.get(text)
+
 
 _UNINSTALLED = {"notes": " (the guide's example registers the entry point 'notes' once installed: "
                          "pip install -e examples/notes_method)"}

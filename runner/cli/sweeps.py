@@ -36,7 +36,9 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "temperature": "temperature", "call_timeout": "call_timeout", "shards": "shards",
                   "replicas": "replicas", "methods_in_process": "methods_in_process",
                   "method_context_limit": "method_context_limit", "method_learn_limit": "method_learn_limit",
-                  "method_reads": "method_reads", "batch": "batch"}
+                  "method_reads": "method_reads", "batch": "batch", "method_env": "method_env",
+                  "method_memory": "method_memory", "method_output_size": "method_output_size",
+                  "method_state_size": "method_state_size", "method_context_size": "method_context_size"}
 
 
 def add_sweep_parsers(commands: Any) -> None:
@@ -97,7 +99,19 @@ def _add_method_flags(run: argparse.ArgumentParser) -> None:
     guest.add_argument("--method-learn-limit", type=within(float, "method_learn_limit"), metavar="SECONDS",
                        help="one learn call (a block) may take this long (default 900)")
     guest.add_argument("--method-reads", action="append", metavar="DIR",
-                       help="a folder a worker's method may read beside its own source (repeatable)")
+                       help="a folder a worker's method may read beside its own source (repeatable; never one "
+                            "that holds the run's journal or dataset)")
+    guest.add_argument("--method-env", action="append", metavar="NAME",
+                       help="an environment variable a worker gets beside PATH, the locale and TZ (repeatable; "
+                            "API keys never pass unless named)")
+    guest.add_argument("--method-memory", type=within(float, "method_memory"), metavar="MB",
+                       help="a worker's address space (default 4096)")
+    guest.add_argument("--method-output-size", type=within(float, "method_output_size"), metavar="MB",
+                       help="what a worker may print over its life, into its output.log (default 16)")
+    guest.add_argument("--method-state-size", type=within(float, "method_state_size"), metavar="MB",
+                       help="one state() as JSON (default 64)")
+    guest.add_argument("--method-context-size", type=within(float, "method_context_size"), metavar="MB",
+                       help="one context text (default 4)")
 
 
 def add_result_flags(run: argparse.ArgumentParser) -> None:
@@ -151,6 +165,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {f: getattr(args, flag) for flag, f in _FLAG_TO_FIELD.items() if getattr(args, flag, None) is not None}
     if "labels" in overrides:
         overrides["labels"] = tuple(overrides["labels"])
+    if "method_env" in overrides:
+        overrides["method_env"] = tuple(overrides["method_env"])
     if "method_reads" in overrides:
         overrides["method_reads"] = tuple(str(Path(d).expanduser().resolve()) for d in overrides["method_reads"])
     if overrides.get("dataset"):

@@ -22,6 +22,7 @@ from runner.config.batch_settings import BatchSettings, batch_settings, check_ba
 from runner.config.endpoint_keys import check_endpoint_keys
 from runner.config.methods import methods_from_file, normalize_methods, resolve_methods
 from runner.config.prices import parse_model_prices
+from runner.workers.environment import check_names
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
@@ -114,6 +115,17 @@ class SweepConfig:
     """Seconds one `learn` call (a block) may take, and build, state and load, before the stream stops."""
     method_reads: tuple[str, ...] = ()
     """Folders a worker's method may read beside its own source and the Python installation."""
+    method_env: tuple[str, ...] = ()
+    """Names of environment variables a worker gets beside the worker environment
+    (`runner.workers.environment`); their values come from the runner's environment."""
+    method_memory: float = 4096.0
+    """MB of address space a worker may take (`runner.workers.limits`)."""
+    method_output_size: float = 16.0
+    """MB a worker may print over its life (into its output.log)."""
+    method_state_size: float = 64.0
+    """MB one `state()` may take as JSON."""
+    method_context_size: float = 4.0
+    """MB one `context` text may take."""
     batch: str = "off"
     """"tests": test episodes' model calls (agent and judge) go through their endpoint's batch API
     (`runner.config.batch_settings`); an endpoint's own `batch` overrides it for its models. Hashed when set."""
@@ -151,6 +163,7 @@ class SweepConfig:
         for flag in ("allow_unpriced", "methods_in_process"):
             if not isinstance(getattr(self, flag), bool):
                 raise ShiftbenchInputError(f"{source}: {flag} must be true or false")
+        check_names(self.method_env, f"{source} method_env" if source != "flags" else "--method-env")
         parse_model_prices(self.prices, source)  # every [prices] table, whether or not its model runs
         check_batch_mode(source if source != "flags" else "--batch", "batch", self.batch)
         self.batching(f"{source} [batch]")
@@ -209,6 +222,8 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 _NUMBER_RANGES: dict[str, tuple[float, float, str]] = {
     "temperature": (0.0, 2.0, ""), "call_timeout": (1.0, 86_400.0, " of seconds"),
     "method_context_limit": (0.01, 86_400.0, " of seconds"), "method_learn_limit": (0.01, 86_400.0, " of seconds"),
+    "method_memory": (256.0, 1_048_576.0, " of MB"), "method_output_size": (0.001, 1_000_000.0, " of MB"),
+    "method_state_size": (0.001, 100_000.0, " of MB"), "method_context_size": (0.001, 1_000.0, " of MB"),
 }
 """Fields that take any number in a range (temperature may also be unset): name -> (low, high, unit)."""
 
@@ -265,7 +280,7 @@ def _check_names(source: str, key: str, names: tuple[str, ...], known: list[str]
 
 _DEFAULTS: dict[str, Any] = {f.name: f.default if f.default_factory is MISSING else f.default_factory()
                              for f in fields(SweepConfig) if f.name in _HASHED_WHEN_SET}
-_TUPLE_KEYS = {"models", "methods", "scenarios", "labels", "method_reads"}
+_TUPLE_KEYS = {"models", "methods", "scenarios", "labels", "method_reads", "method_env"}
 TOP_TABLES = ("prices", "endpoints")
 """Tables a sweep file may hold at its top level beside `[sweep]`."""
 _KIND_OF_TYPE = {"int": "whole number", "str": "string", "bool": "true or false", "float": "number",
@@ -273,7 +288,7 @@ _KIND_OF_TYPE = {"int": "whole number", "str": "string", "bool": "true or false"
 _NOT_SWEEP_KEYS = ("plan", "method_specs", "batch_settings")
 _EXAMPLES = {"models": 'models = ["scripted"]', "methods": 'methods = ["blind", "oracle"]',
              "scenarios": 'scenarios = ["retail_l1"]', "labels": 'labels = ["why this run"]',
-             "method_reads": 'method_reads = ["/data/notes"]'}
+             "method_reads": 'method_reads = ["/data/notes"]', "method_env": 'method_env = ["HF_HOME"]'}
 SWEEP_FIELDS: dict[str, Field] = {
     f.name: Field("list of strings", _EXAMPLES[f.name]) if f.name in _TUPLE_KEYS
     else Field(_KIND_OF_TYPE[str(f.type)], ranged_later=True)  # validate() checks ranges, finiteness included

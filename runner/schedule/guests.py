@@ -12,7 +12,7 @@ got through.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,44 +22,93 @@ from runner.common.journal_flag import resume_command
 from runner.config.settings import SweepConfig
 from runner.journal import Batch, Journal
 from runner.schedule.method_errors import StreamFailure, journaled_failures
-from runner.workers.boundary import PROCESS_ONLY, landlock_abi
+from runner.workers.boundary import PROCESS_ONLY, forbidden, landlock_abi
 from runner.workers.handle import MethodLimits, WorkerPlan
+from simulators.errors import ShiftbenchInputError
 
-__all__ = ["announce_guests", "engine_method_options", "settle_failures", "source_tree", "worker_plans"]
+__all__ = ["announce_guests", "engine_method_options", "method_limits", "settle_failures", "source_tree",
+           "worker_plans"]
 
 
-def worker_plans(config: SweepConfig, methods: Mapping[str, ResolvedMethod]) -> dict[str, WorkerPlan]:
-    """The methods that run in workers, by name (none under `methods_in_process`)."""
+def worker_plans(config: SweepConfig, methods: Mapping[str, ResolvedMethod],
+                 kept: Sequence[Path] = ()) -> dict[str, WorkerPlan]:
+    """The methods that run in workers, by name (none under `methods_in_process`). `kept`: what no
+    worker may read (the run's journal, its dataset): a read root that holds one is refused."""
     if config.methods_in_process:
         return {}
-    return {name: WorkerPlan(resolved.source.spec, dict(resolved.options), name,
-                             (*source_tree(resolved), *config.method_reads))
-            for name, resolved in methods.items() if resolved.source.origin != "registry"}
+    plans = {}
+    for name, resolved in methods.items():
+        if resolved.source.origin == "registry":
+            continue
+        own = source_tree(resolved)
+        _refuse_exposing(own, f"--methods {name}", kept, own=True)
+        _refuse_exposing(config.method_reads, "--method-reads", kept)
+        # An entry point is named to the worker by its value (module:NAME): finding it by name would read the
+        # metadata of every import path entry, which the worker may not.
+        spec = resolved.source.target if resolved.source.origin == "entry_point" else resolved.source.spec
+        plans[name] = WorkerPlan(spec, dict(resolved.options), name,
+                                 (*own, *config.method_reads), config.method_env)
+    return plans
+
+
+def _refuse_exposing(roots: Sequence[str], flag: str, kept: Sequence[Path], own: bool = False) -> None:
+    for root in roots:
+        path = Path(root).resolve()
+        for secret in (*kept, *forbidden()):
+            if secret.resolve().is_relative_to(path):
+                what = "shiftbench's own code" if secret in forbidden() else str(secret)
+                fix = ("name the method by its file (./file.py:NAME) or move it out of that folder" if own
+                       else "name a folder that does not hold it")
+                raise ShiftbenchInputError(f"{flag}: {path} holds {what}, which a method must not read; {fix}")
 
 
 def source_tree(resolved: ResolvedMethod) -> list[str]:
-    """The folder a worker's method may read its own code from: a file's folder; for a module or an entry
-    point, the import path entry that holds its top package (so its distribution's metadata too)."""
+    """What a worker's method may read of its own code: a file; for a module or an entry point, its top
+    package's folder (or its one file) and its distribution's metadata, never the whole import path
+    entry that holds it (a project folder with the journal in it)."""
     target = resolved.source.target.rsplit(":", 1)[0]
     if target.endswith(".py"):
-        return [str(Path(target).parent)]
+        return [str(Path(target).resolve())]
     module = sys.modules.get(target.split(".")[0])
     found = getattr(module, "__file__", None)
     if not found:
         return []
     location = Path(found).resolve()
-    holders = [entry for entry in sys.path if entry and location.is_relative_to(Path(entry).resolve())]
-    return [max(holders, key=len)] if holders else [str(location.parent)]
+    top = location.parent if location.name == "__init__.py" else location
+    metadata = [str(Path(p).resolve()) for p in _metadata_of(module)]
+    return [str(top), *metadata]
 
 
-def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMethod]) -> dict[str, Any]:
+def _metadata_of(module: Any) -> list[str]:
+    """The dist-info folder of the distribution that installed `module`, where there is one."""
+    from importlib import metadata
+
+    name = getattr(module, "__name__", "")
+    for dist in metadata.packages_distributions().get(name, []):
+        try:
+            files = metadata.distribution(dist).files or []
+        except metadata.PackageNotFoundError:
+            continue
+        for file in files:
+            if file.parts and file.parts[0].endswith(".dist-info"):
+                return [str(Path(str(file.locate())).parent)]
+    return []
+
+
+def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMethod],
+                          kept: Sequence[Path] = ()) -> dict[str, Any]:
     """The Engine's keyword arguments for its methods: their specs, plans, limits and spec texts."""
-    plans = worker_plans(config, methods)
+    plans = worker_plans(config, methods, kept)
     shown = {name: resolved.source.spec for name, resolved in methods.items()}
     plan_of: Callable[[str], WorkerPlan | None] = plans.get
     return {"method_specs": lambda name: methods[name].spec, "method_plans": plan_of,
-            "method_limits": MethodLimits(config.method_context_limit, config.method_learn_limit),
+            "method_limits": method_limits(config),
             "method_shown": lambda name: shown.get(name, name)}
+
+
+def method_limits(config: SweepConfig) -> MethodLimits:
+    return MethodLimits(config.method_context_limit, config.method_learn_limit, config.method_memory,
+                        config.method_output_size, config.method_state_size, config.method_context_size)
 
 
 async def announce_guests(journal: Journal, run_id: str, workers: bool,

@@ -253,6 +253,12 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
     return config, dataset
 
 
+def _kept_from_methods(journal: Journal, config: SweepConfig) -> list[Path]:
+    """What no worker may read: the journal (and its -wal, -shm beside it) and the dataset."""
+    root = dataset_root(config)
+    return [Path(journal.path).resolve(), *([root] if root is not None else [])]
+
+
 async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],
                  models: dict[str, ModelEntry], prices: dict[str, Price | None], tally: RetryTally,
                  display_kind: str, say: Callable[[str], None], first: Batch,
@@ -291,7 +297,7 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
                     block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
                     judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns),
                     admission=TestAdmission(batched.__contains__, settings.max_items, settings.start),
-                    **engine_method_options(config, config.resolved_methods()))
+                    **engine_method_options(config, config.resolved_methods(), _kept_from_methods(journal, config)))
     before = await announce_guests(journal, run_id, any(engine.method_plans(s.method) for s in streams), say)
     display = make_display(display_kind, progress)
     status, reason = "running", ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import faulthandler
 import inspect
 import itertools
 import os
@@ -21,15 +22,21 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+import orjson
+
 from methods.base import Labelled, Method, MethodSetup
+from runner.workers import import_guard
 from runner.workers.boundary import restrict
+from runner.workers.confine import confine
 from runner.workers.failure import MethodFailure, describe_exception, json_problem
-from runner.workers.wire import decode_response, public_from, read_frame, record_from, view_from, write_frame
+from runner.workers.limits import over_size
+from runner.workers.wire import decode_response, encode, public_from, read_frame, record_from, view_from, write_frame
 from simulators.model_api import ModelRequest, ModelResponse
 
-__all__ = ["ModelCallRefused", "main"]
+__all__ = ["ModelCallRefused", "run_forked"]
 
 
 class ModelCallRefused(Exception):
@@ -87,7 +94,7 @@ class Child:
             await method.learn([record_from(r) for r in message["records"]])
             return None
         if op == "state":
-            return checked_state(method)
+            return checked_state(method, last_words.state_mb)
         if op == "load":
             method.load(message["state"])
             return None
@@ -126,16 +133,23 @@ class Child:
             seconds.append(time.perf_counter() - started)
             if not isinstance(text, str):
                 raise TypeError(f"context returned a {type(text).__name__}, not a str")
+            error = over_size("context", len(text.encode()), last_words.context_mb) if last_words.context_mb else None
+            if error is not None:
+                raise MethodFailure("context", error)
             texts.append(text)
         return {"contexts": texts, "seconds": seconds}
 
 
-def checked_state(method: Method) -> Any:
-    """`method.state()`, refused with the key path and type where it is not JSON."""
+def checked_state(method: Method, limit_mb: float = 0.0) -> Any:
+    """`method.state()`, refused with the key path and type where it is not JSON, and past `limit_mb`
+    (measured here, so a state too large never crosses the socket)."""
     value = method.state()
     problem = json_problem(value)
     if problem is not None:
         raise MethodFailure("state", f"state() is not JSON: {problem}", _defined_at(type(method).state))
+    error = over_size("state", len(orjson.dumps(value)), limit_mb) if limit_mb else None
+    if error is not None:
+        raise MethodFailure("state", error, _defined_at(type(method).state))
     return value
 
 
@@ -153,6 +167,7 @@ _CALL_OF = {"contexts": "context"}
 async def _serve(sock: socket.socket, boundary: str) -> None:
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     child = Child(writer, boundary)
+    last_words.writer = writer
     requests: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
     async def read_all() -> None:
@@ -169,12 +184,14 @@ async def _serve(sock: socket.socket, boundary: str) -> None:
     reading = asyncio.create_task(read_all())
     while (message := await requests.get()) is not None and message.get("op") != "exit":
         op = str(message.get("op"))
+        last_words.call = _CALL_OF.get(op, op)
         try:
             reply: dict[str, Any] = {"reply": message.get("id"), "ok": await child.handle(message)}
         except MethodFailure as failure:
             reply = {"reply": message.get("id"), "error": failure.to_json()}
-        except Exception as exc:  # the method's: its stream's failure, told, never this process's end
-            reply = {"reply": message.get("id"), "error": describe_exception(_CALL_OF.get(op, op), exc).to_json()}
+        except BaseException as exc:  # noqa: BLE001 - the method's (SystemExit and KeyboardInterrupt too):
+            # its stream's failure, told, never this process's end
+            reply = {"reply": message.get("id"), "error": described(last_words.call, exc).to_json()}
         try:
             await write_frame(writer, reply)
         except TypeError as exc:  # a reply orjson cannot write (an integer past 64 bits in a state)
@@ -184,12 +201,69 @@ async def _serve(sock: socket.socket, boundary: str) -> None:
     writer.close()
 
 
-def main(sock: socket.socket, scratch: str, reads: Sequence[str]) -> None:
-    """The worker's entry (a multiprocessing target): output to the scratch folder, the boundary, serve."""
+def described(call: str, exc: BaseException) -> MethodFailure:
+    """A method's exception as its failure; past the worker's memory limit, the line says which flag."""
+    failure = describe_exception(call, exc)
+    if isinstance(exc, MemoryError) and last_words.memory:
+        note = f" (past the worker's memory limit of {last_words.memory >> 20:,} MB: --method-memory raises it)"
+        failure = replace(failure, error=failure.error + note)
+    return failure
+
+
+class _LastWords:
+    """What the worker says when it is ended from inside (`os._exit`, a SystemExit out of the loop):
+    one frame on its socket before it goes, so the runner names the call and the method's own line."""
+
+    def __init__(self) -> None:
+        self.writer: asyncio.StreamWriter | None = None
+        self.call = "build"
+        self.memory = 0
+        self.state_mb = self.context_mb = 0.0
+        self.exit = os._exit
+
+    def say(self, failure: MethodFailure) -> None:
+        writer = self.writer
+        if writer is None or writer.transport.get_write_buffer_size():
+            return  # a frame half sent: another now would garble both; the runner tells the exit code
+        try:
+            sock = writer.get_extra_info("socket")
+            frame = encode({"last_words": failure.to_json()})
+            os.set_blocking(sock.fileno(), True)
+            os.write(sock.fileno(), frame)
+        except (OSError, TypeError, ValueError, AttributeError):
+            pass
+
+    def os_exit(self, code: int) -> None:
+        frame = sys._getframe(1)
+        where = f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+        self.say(MethodFailure(self.call, f"os._exit({code}) ended its worker", where))
+        self.exit(code)
+
+
+last_words = _LastWords()
+
+
+def run_forked(fd: int, request: Mapping[str, Any]) -> None:
+    """The worker's entry, forked from the fork server (`zygote`) with its socket on `fd` and its output
+    on stdout and stderr: its environment, its limits, its boundary; then it serves until told to exit."""
+    scratch = str(request["scratch"])
+    os.environ.clear()
+    os.environ.update({**request["env"], "HOME": scratch, "TMPDIR": scratch})
+    tempfile.tempdir = scratch  # the only folder it may write
     os.chdir(scratch)
-    os.environ["TMPDIR"] = tempfile.tempdir = scratch  # the only folder it may write
-    log = os.open(os.path.join(scratch, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
     sys.stdin = open(os.devnull)  # noqa: SIM115 - the method reads nothing from the runner's terminal
-    asyncio.run(_serve(sock, restrict(scratch, reads)))
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115 - line by line into output.log
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    faulthandler.enable(sys.stderr)  # a crash in C says where
+    last_words.memory = int(request["memory"])
+    last_words.state_mb, last_words.context_mb = float(request["state_mb"]), float(request["context_mb"])
+    confine(int(request["memory"]))
+    boundary = restrict(scratch, tuple(request["reads"]))
+    os._exit = last_words.os_exit  # type: ignore[assignment]
+    import_guard.install()
+    sock = socket.socket(fileno=fd)
+    try:
+        asyncio.run(_serve(sock, boundary))
+    except BaseException as exc:  # noqa: BLE001 - out of the loop (a method's task): said, then the end
+        last_words.say(described(last_words.call, exc))
+        raise

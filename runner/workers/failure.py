@@ -36,6 +36,8 @@ class MethodFailure(Exception):
     """The method's frames of the traceback (all frames when none is the method's)."""
     where: str = ""
     """Where in its stream the call was (a unit, a block), once the engine says."""
+    output: str = ""
+    """The last lines the method printed (bounded: `runner.workers.process.OUTPUT_TAIL`)."""
 
     def __str__(self) -> str:
         where = f" at {self.frame}" if self.frame else ""
@@ -47,7 +49,7 @@ class MethodFailure(Exception):
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MethodFailure:
         return cls(str(data.get("call", "")), str(data.get("error", "")), str(data.get("frame", "")),
-                   str(data.get("traceback", "")), str(data.get("where", "")))
+                   str(data.get("traceback", "")), str(data.get("where", "")), str(data.get("output", "")))
 
 
 def _is_method_frame(filename: str) -> bool:

@@ -20,9 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+import orjson
+
 from methods.base import Labelled, Method, PublicScenario
 from runner.workers.boundary import PROCESS_ONLY
 from runner.workers.failure import MethodFailure, describe_exception, json_problem
+from runner.workers.limits import MethodLimits, over_size
 from runner.workers.process import Worker, start_worker
 from simulators.model_api import ModelClient
 from simulators.protocol import JSON, Task
@@ -43,14 +46,6 @@ class MethodTimes:
 
 
 @dataclass(frozen=True)
-class MethodLimits:
-    """Seconds a call may take: `context` per task, `learn` per block (and build, state, load, copy)."""
-
-    context_s: float = 60.0
-    learn_s: float = 900.0
-
-
-@dataclass(frozen=True)
 class WorkerPlan:
     """How to build a method in a worker: the spec and options it resolves from, the folders it may read."""
 
@@ -58,6 +53,8 @@ class WorkerPlan:
     options: Mapping[str, JSON]
     name: str
     reads: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    """Names of environment variables the worker gets beside the worker environment (`--method-env`)."""
 
 
 class MethodHandle(Protocol):
@@ -83,6 +80,16 @@ def _over(call: str, seconds: float, limit: float) -> None:
         raise MethodFailure(call, f"took {seconds:.1f} s, past its limit of {limit:g} s")
 
 
+def _sized(call: str, what: str, size: int, limit_mb: float) -> None:
+    error = over_size(what, size, limit_mb)
+    if error is not None:
+        raise MethodFailure(call, error)
+
+
+def _state_size(value: JSON) -> int:
+    return len(orjson.dumps(value))
+
+
 @dataclass
 class InProcessMethod:
     method: Method
@@ -105,6 +112,8 @@ class InProcessMethod:
             seconds = time.perf_counter() - started
             self.times.context_s.append(seconds)
             _over("context", seconds, self.limits.context_s)
+            if isinstance(text, str):
+                _sized("context", "context", len(text.encode()), self.limits.context_mb)
             texts.append(text)
         return texts
 
@@ -128,6 +137,7 @@ class InProcessMethod:
         problem = json_problem(value)
         if problem is not None:
             raise MethodFailure("state", f"state() is not JSON: {problem}")
+        _sized("state", "state", _state_size(value), self.limits.state_mb)
         return value
 
     async def load(self, state: JSON) -> None:
@@ -168,7 +178,10 @@ class WorkerMethod:
         for seconds in reply["seconds"]:
             self.times.context_s.append(float(seconds))
             _over("context", float(seconds), self.limits.context_s)
-        return [str(text) for text in reply["contexts"]]
+        texts = [str(text) for text in reply["contexts"]]
+        for text in texts:
+            _sized("context", "context", len(text.encode()), self.limits.context_mb)
+        return texts
 
     async def learn(self, records: Sequence[EpisodeRecord]) -> None:
         started = time.perf_counter()
@@ -179,6 +192,7 @@ class WorkerMethod:
     async def state(self) -> JSON:
         value: JSON = await self.worker.request("state", {"op": "state", "instance": self.instance},
                                                 self.limits.learn_s)
+        _sized("state", "state", _state_size(value), self.limits.state_mb)
         return value
 
     async def load(self, state: JSON) -> None:
@@ -204,7 +218,7 @@ async def open_worker_method(plan: WorkerPlan, scenario: str, domain: str, publi
                              client: ModelClient | None, limits: MethodLimits,
                              times: MethodTimes | None = None) -> WorkerMethod:
     """A fresh instance of `plan`'s method in a worker of its own (a failed build ends the worker)."""
-    worker = await start_worker(plan.reads, client)
+    worker = await start_worker(plan.reads, client, limits, plan.env)
     setup: dict[str, Any] = {"scenario": scenario, "domain": domain, "public": public,
                              "model": client.name if client is not None else ""}
     try:

@@ -1,49 +1,55 @@
 """A worker process as the runner holds it: started, asked one request at a time, ended.
 
-Started by `multiprocessing` (forkserver with the worker's modules preloaded by default, measured in
-bench/README.md; `SHIFTBENCH_WORKER_START=spawn` to compare) with one end of a socketpair. A request
-is a frame and its reply; while it waits, the method's model calls arrive as `call` frames and are
-answered through the runner's client (`answer`), each in a task of its own. The request's time limit
-covers the whole exchange: past it, the process is killed and the call is the method's failure. A
-worker that goes (an exit, a signal, the kernel's OOM killer) fails the call it was serving, and every
-later one, with what ended it.
+Forked by the workers' fork server (`spawner`, `zygote`) with one end of a socketpair, an environment
+of named variables only and its limits. A request is a frame and its reply; while it waits, the
+method's model calls arrive as `call` frames and are answered through the runner's client (`answer`),
+each in a task of its own. The request's time limit covers the whole exchange: past it, the process is
+killed and the call is the method's failure. A worker that goes (an exit, a signal, the kernel's OOM
+killer, its output limit) fails the call it was serving, and every later one, with what ended it: the
+call, the method's own line where the worker said it (`os._exit`, an exception out of its loop), and
+the last lines of its output.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import signal
 import socket
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 
-from runner.workers.child import main as child_main
+from runner.workers.environment import worker_environment
 from runner.workers.failure import MethodFailure
+from runner.workers.limits import MethodLimits
+from runner.workers.spawner import WorkerProcess, spawn
 from runner.workers.wire import FrameError, FrameStream, decode_request
 from simulators.model_api import ModelClient
 
-__all__ = ["START_METHOD", "Worker", "start_worker"]
+__all__ = ["OUTPUT_TAIL", "Worker", "output_tail", "start_worker"]
 
-START_METHOD = os.environ.get("SHIFTBENCH_WORKER_START", "forkserver")
 EXIT_WAIT_S = 5.0
 """How long a worker asked to exit may take before it is killed."""
+OUTPUT_TAIL = 2000
+"""The most of a failed worker's last output kept with its failure (and journaled)."""
 
 
-def _context() -> Any:
-    """The multiprocessing context (typed Any: typeshed's BaseContext has no `Process`)."""
-    context = multiprocessing.get_context(START_METHOD)
-    if START_METHOD == "forkserver":
-        # "__main__" too: the server imports the main script once (under its guard), so no worker runs
-        # it again (multiprocessing would, in every child: `shiftbench` is runner.cli, 0.2 s each).
-        context.set_forkserver_preload(["__main__", "runner.workers.child", "methods.spec"])
-    return context
+def output_tail(path: str | Path, limit: int = OUTPUT_TAIL, lines: int = 20) -> str:
+    """The last `lines` lines of a worker's output, at most `limit` characters ("" when none)."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(0, os.SEEK_END)
+            log.seek(max(0, log.tell() - 4 * limit))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])[-limit:]
 
 
 @dataclass
@@ -55,13 +61,19 @@ class _Refusal:
 
 @dataclass
 class Worker:
-    process: Any
+    process: WorkerProcess
     frames: FrameStream
-    scratch: str
+    folder: str
+    """Its own folder: `scratch/` (the only place it may write) and `output.log` (written by the server)."""
     client: ModelClient | None = None
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
     _next: int = 0
     _gone: MethodFailure | None = None
+    _last_words: MethodFailure | None = None
+
+    @property
+    def output(self) -> str:
+        return os.path.join(self.folder, "output.log")
 
     async def request(self, call: str, message: Mapping[str, Any], limit_s: float) -> Any:
         """The reply's value; a `MethodFailure` for the method's exception, its worker's end or the limit."""
@@ -77,7 +89,8 @@ class Worker:
                         reply = await self._reply(calls, refusal)
                 except TimeoutError:
                     failure = MethodFailure(call, f"took longer than its limit of {limit_s:g} s (the worker was "
-                                                  "stopped)")
+                                                  "stopped; --method-learn-limit or --method-context-limit "
+                                                  "raises it)")
                     await self.kill(failure)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, FrameError, OSError):
                     failure = await self._died(call)
@@ -88,14 +101,20 @@ class Worker:
             raise failure
         assert reply is not None
         if "error" in reply:
-            raise MethodFailure.from_json(reply["error"])
+            raise self.with_output(MethodFailure.from_json(reply["error"]))
         return reply.get("ok")
+
+    def with_output(self, failure: MethodFailure) -> MethodFailure:
+        """`failure` with the last lines the method printed, for its author to read in `show`."""
+        return failure if failure.output else replace(failure, output=output_tail(self.output))
 
     async def _reply(self, calls: anyio.abc.TaskGroup, refusal: _Refusal) -> dict[str, Any]:
         while True:
             frame = await self.frames.receive()
             if "call" in frame:
                 calls.start_soon(self._answer, frame, refusal)
+            elif "last_words" in frame:
+                self._last_words = MethodFailure.from_json(frame["last_words"])
             elif frame.get("reply") == self._next:
                 return frame
 
@@ -115,29 +134,38 @@ class Worker:
 
     async def _died(self, call: str) -> MethodFailure:
         await anyio.to_thread.run_sync(self.process.join, EXIT_WAIT_S)
-        code = self.process.exitcode
-        if code is None:
-            what = "its worker stopped answering"
-        elif code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
-            what = f"its worker was killed by {name}{hint}"
+        what = self._ending()
+        if self._last_words is not None:
+            said = self._last_words
+            failure = replace(said, error=f"{said.error}; {what}" if "os._exit" not in said.error else said.error)
         else:
-            what = f"its worker exited with code {code}"
-        failure = MethodFailure(call, f"{what}; its output: {os.path.join(self.scratch, 'output.log')}")
+            failure = MethodFailure(call, what)
+        failure = replace(self.with_output(failure), error=f"{failure.error} (its output: {self.output})")
         await self.kill(failure)
         return failure
 
+    def _ending(self) -> str:
+        code = self.process.exitcode
+        if self.process.output_limit:
+            return (f"its output passed the limit of {self.process.output_limit / 1e6:g} MB (the worker was stopped; "
+                    "--method-output-size raises it)")
+        if code is None:
+            return "its worker stopped answering"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+            return f"its worker was killed by {name}{hint}"
+        return f"its worker exited with code {code}"
+
     async def kill(self, failure: MethodFailure | None = None) -> None:
         self._gone = self._gone or failure or MethodFailure("worker", "the worker was closed")
-        if self.process.is_alive():
-            self.process.kill()
+        self.process.kill()
         await anyio.to_thread.run_sync(self.process.join, EXIT_WAIT_S)
         await self.frames.aclose()
 
     async def close(self) -> None:
-        """Ask it to exit; kill it when it does not. Its scratch folder goes unless the method failed
-        (then its output stays for the author to read)."""
+        """Ask it to exit; kill it when it does not. Its folder goes unless the method failed (then its
+        output stays for the author to read)."""
         with anyio.CancelScope(shield=True):
             if self._gone is None:
                 try:
@@ -147,20 +175,30 @@ class Worker:
                     pass
                 await anyio.to_thread.run_sync(self.process.join, EXIT_WAIT_S)
                 await self.kill()
-                shutil.rmtree(self.scratch, ignore_errors=True)
+                shutil.rmtree(self.folder, ignore_errors=True)
             elif self.process.is_alive():
                 await self.kill()
 
 
-async def start_worker(reads: Sequence[str], client: ModelClient | None) -> Worker:
-    """A worker process, running, its boundary in place, no method built yet."""
+async def start_worker(reads: Sequence[str], client: ModelClient | None, limits: MethodLimits | None = None,
+                       env: Sequence[str] = ()) -> Worker:
+    """A worker process, running, its boundary in place, no method built yet. `env`: the names of
+    variables it gets beside the worker environment's own (`--method-env`)."""
+    limits = limits or MethodLimits()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    scratch = tempfile.mkdtemp(prefix="shiftbench-worker-")
-    process = _context().Process(target=child_main, args=(theirs, scratch, tuple(reads)), name="shiftbench-method",
-                                 daemon=True)  # never outlives the runner, even one that fails
+    folder = tempfile.mkdtemp(prefix="shiftbench-worker-")
+    scratch = os.path.join(folder, "scratch")
+    os.mkdir(scratch, 0o700)
+    request = {"scratch": scratch, "output": os.path.join(folder, "output.log"), "reads": list(reads),
+               "env": worker_environment(env), "memory": limits.memory_bytes, "output_limit": limits.output_bytes,
+               "state_mb": limits.state_mb, "context_mb": limits.context_mb}
     try:
-        await anyio.to_thread.run_sync(process.start)
+        process = await anyio.to_thread.run_sync(spawn, request, theirs.fileno())
+    except BaseException:
+        ours.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     finally:
         theirs.close()
     stream = await anyio.abc.UNIXSocketStream.from_socket(ours)
-    return Worker(process, FrameStream(stream), scratch, client)
+    return Worker(process, FrameStream(stream), folder, client)

@@ -38,7 +38,8 @@ def test_a_guest_cannot_open_the_dataset_or_a_tcp_connection_of_its_own(built_su
         env = {"GUEST_SECRET": str(secret), "GUEST_PORT": str(server.getsockname()[1])}
         methods = f"reader={guests}:READER,net={guests}:NET,counter={guests}:COUNTER"
         journal = tmp_path / "bounded.sqlite"
-        done = sweep(built_suite, journal, methods, env)
+        named = ("--method-env", "GUEST_SECRET", "--method-env", "GUEST_PORT")  # a worker gets named variables only
+        done = sweep(built_suite, journal, methods, env, *named)
         assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
         lines = {line.split(" ")[1]: line for line in failure_lines(done.stdout)}
         assert set(lines) == {"scripted|reader|retail_l1", "scripted|net|retail_l1"}, lines
@@ -47,5 +48,5 @@ def test_a_guest_cannot_open_the_dataset_or_a_tcp_connection_of_its_own(built_su
         report = anyio.run(build_report, journal, only_run(journal)[0])
         boundaries = {row.stream_id: row.boundary for row in report.method_streams}
         assert boundaries["scripted|counter|retail_l1"].startswith(f"landlock ABI {landlock_abi()}")
-        opened = sweep(built_suite, tmp_path / "open.sqlite", methods, env, "--methods-in-process")
+        opened = sweep(built_suite, tmp_path / "open.sqlite", methods, env, *named, "--methods-in-process")
         assert opened.returncode == 0 and failure_lines(opened.stdout) == [], opened.stdout
