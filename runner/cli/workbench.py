@@ -108,7 +108,21 @@ def cmd_show(args: argparse.Namespace, journal: Path, run: Async) -> int:
     else:
         print_transcripts(transcripts, total - len(transcripts), empty=nothing_matches(where, journal_flag(journal)),
                           given=_given_flags(args), full=args.full)
+        _print_method_failures(journal, args, run)
     return 0
+
+
+def _print_method_failures(journal: Path, args: argparse.Namespace, run: Async) -> None:
+    """The streams the run's methods stopped (their line, frames and last output), after the episodes."""
+    from runner.common.tables import terminal_width
+    from runner.views.method_failures import load_method_failures, render_method_failures
+
+    if args.unit is not None or args.phase is not None or args.window is not None:
+        return  # a view of some episodes, not of the run's streams
+    failures = run(load_method_failures, journal, args.run_id, args.stream)
+    if failures:
+        print(f"\nStreams stopped by their method ({len(failures)}):\n")
+        print(render_method_failures(failures, terminal_width() or 80))
 
 
 def _given_flags(args: argparse.Namespace) -> list[str]:

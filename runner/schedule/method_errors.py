@@ -46,10 +46,13 @@ class StreamFailure:
     frame: str = ""
     traceback: str = ""
     resolved: bool = False
+    output: str = ""
+    """The last lines the method printed before it failed (bounded), for `show` to print."""
 
     @classmethod
     def of(cls, stream_id: str, method: str, spec: str, where: str, failure: MethodFailure) -> StreamFailure:
-        return cls(stream_id, method, spec, where, failure.call, failure.error, failure.frame, failure.traceback)
+        return cls(stream_id, method, spec, where, failure.call, failure.error, failure.frame, failure.traceback,
+                   output=failure.output)
 
     def line(self) -> str:
         """One line: the stream, the method and its spec, where, the call, the method's own frame, the error."""

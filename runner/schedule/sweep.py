@@ -52,7 +52,7 @@ from runner.schedule.admission import TestAdmission
 from runner.schedule.engine import Engine, StopControl
 from runner.schedule.episode import EpisodeLimits
 from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
-from runner.schedule.guests import announce_guests, engine_method_options, settle_failures
+from runner.schedule.guests import announce_guests, engine_method_options, settle_failures, worker_plans
 from runner.schedule.judge import judge_factory
 from runner.schedule.lease_keeper import LeaseKeeper, live_writer, take_lease
 from runner.schedule.paths import check_journal_target, dataset_root, interruptible, resolve_dataset, suite_root
@@ -89,6 +89,7 @@ async def start_sweep(config: SweepConfig, journal_path: Path, display: str = "a
     a probe of each model), then journal the run and drive it (only `part`'s streams, under its id)."""
     check_journal_target(journal_path)
     config = scenarios_present(config)
+    worker_plans(config, config.resolved_methods(), _kept_from_methods(journal_path, config))  # refused: none written
     tally = RetryTally()
     models = build_models(config, tally)
     try:
@@ -253,10 +254,11 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
     return config, dataset
 
 
-def _kept_from_methods(journal: Journal, config: SweepConfig) -> list[Path]:
-    """What no worker may read: the journal (and its -wal, -shm beside it) and the dataset."""
-    root = dataset_root(config)
-    return [Path(journal.path).resolve(), *([root] if root is not None else [])]
+def _kept_from_methods(journal: Journal | Path, config: SweepConfig) -> list[Path]:
+    """What no worker may read: the journal (and its -wal, -shm beside it) and the dataset (the built-in
+    suite's folder, built or not)."""
+    path = journal.path if isinstance(journal, Journal) else journal
+    return [Path(path).resolve(), Path(config.dataset).resolve() if config.dataset else suite_root(config)]
 
 
 async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: list[Stream],

@@ -126,6 +126,64 @@ class NetUser(Counter):
         return super().context(task)
 
 
+class LabelRebuilder(Counter):
+    """The labels rebuilt: regenerates its scenario with the built-in suite's public seed and puts the
+    active window's hidden policy into every context (an oracle by theft). `QUIET`: a refused import
+    is swallowed and the context left empty, as a method that hides its attempt would."""
+
+    QUIET = False
+
+    def __init__(self, scenario: str) -> None:
+        super().__init__()
+        self.scenario = scenario
+        self.rebuilt: Any = None
+
+    def context(self, task: TaskView) -> str:
+        try:
+            from simulators.suite import generate_scenarios  # not the method face: refused in a worker
+        except ImportError:
+            if self.QUIET:
+                return ""
+            raise
+        if self.rebuilt is None:
+            self.rebuilt = generate_scenarios(0, [self.scenario])[0]
+        bulletin = self.rebuilt.window_of_position(task.timestamp).oracle_bulletin
+        return f"## Current policy bulletin\nThe following is the policy in force right now.\n\n{bulletin}"
+
+
+class QuietRebuilder(LabelRebuilder):
+    QUIET = True
+
+
+class Lingerer(Counter):
+    """Tries to leave processes behind: 150 forks and a detached daemon at its first learn (each refusal
+    swallowed), then learns on, slowly enough that a test can kill the runner under it."""
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:  # noqa: ASYNC251, ASYNC220 - a guest's
+        if self.seen == 0:
+            for _ in range(150):
+                try:
+                    if os.fork() == 0:
+                        time.sleep(600)  # noqa: ASYNC251
+                except OSError:
+                    pass
+            try:
+                import subprocess
+
+                subprocess.Popen(["sleep", "600"], start_new_session=True)  # noqa: ASYNC220
+            except OSError:
+                pass
+        await super().learn(records)
+        time.sleep(0.5)  # noqa: ASYNC251 - slow on purpose, as a guest may be
+
+
+def _rebuilder(name: str, cls: type[LabelRebuilder]) -> MethodSpec:
+    def build(setup: MethodSetup) -> Any:
+        return cls(setup.scenario)
+
+    return MethodSpec(name, f"guest: {cls.__name__}", uses_model=False, build=build)
+
+
 def _spec(name: str, cls: type[Counter]) -> MethodSpec:
     def build(setup: MethodSetup) -> Any:
         return cls()
@@ -142,3 +200,6 @@ SPY = _spec("spy", FrameSpy)
 SHARED = _spec("shared", Shared)
 READER = _spec("reader", DatasetReader)
 NET = _spec("net", NetUser)
+REBUILD = _rebuilder("rebuild", LabelRebuilder)
+REBUILD_QUIET = _rebuilder("rebuild_quiet", QuietRebuilder)
+LINGER = _spec("linger", Lingerer)
