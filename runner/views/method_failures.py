@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from runner.journal import read_only
-from runner.schedule.method_errors import StreamFailure, journaled_failures
+from runner.journal.stream_failures import StreamFailure, journaled_failures
 
 __all__ = ["load_method_failures", "render_method_failures"]
 
