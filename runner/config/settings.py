@@ -20,9 +20,9 @@ import orjson
 from runner.common.toml_tables import Field, check_table, described, read_toml, refuse_unknown, suggestion
 from runner.config.batch_settings import BatchSettings, batch_settings, check_batch_mode
 from runner.config.endpoint_keys import check_endpoint_keys
+from runner.config.method_env import check_env_names
 from runner.config.methods import methods_from_file, normalize_methods, resolve_methods
 from runner.config.prices import parse_model_prices
-from runner.workers.environment import check_names
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
@@ -163,7 +163,7 @@ class SweepConfig:
         for flag in ("allow_unpriced", "methods_in_process"):
             if not isinstance(getattr(self, flag), bool):
                 raise ShiftbenchInputError(f"{source}: {flag} must be true or false")
-        check_names(self.method_env, f"{source} method_env" if source != "flags" else "--method-env")
+        check_env_names(self.method_env, f"{source} method_env" if source != "flags" else "--method-env")
         parse_model_prices(self.prices, source)  # every [prices] table, whether or not its model runs
         check_batch_mode(source if source != "flags" else "--batch", "batch", self.batch)
         self.batching(f"{source} [batch]")

@@ -12,7 +12,6 @@ import orjson
 
 from runner.journal.batch import Batch
 from runner.journal.reader import Reader
-from runner.workers.failure import MethodFailure
 
 __all__ = ["END_REASON", "StreamFailure", "journaled_failures", "meta_key"]
 
@@ -38,11 +37,6 @@ class StreamFailure:
     resolved: bool = False
     output: str = ""
     """The last lines the method printed before it failed (bounded), for `show` to print."""
-
-    @classmethod
-    def of(cls, stream_id: str, method: str, spec: str, where: str, failure: MethodFailure) -> StreamFailure:
-        return cls(stream_id, method, spec, where, failure.call, failure.error, failure.frame, failure.traceback,
-                   output=failure.output)
 
     def line(self) -> str:
         """One line: the stream, the method and its spec, where, the call, the method's own frame, the error."""

@@ -46,7 +46,7 @@ from runner.providers.taxonomy import InfrastructureError
 from runner.schedule.admission import TEST_EPISODES_IN_FLIGHT, TestAdmission
 from runner.schedule.engine_rows import audit_row, stream_progress
 from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
-from runner.schedule.method_errors import StreamFailure, located
+from runner.schedule.method_errors import StreamFailure, located, stream_failure
 from runner.schedule.method_time import save_times
 from runner.schedule.stream_methods import Frozen, StreamMethods, close_all
 from runner.workers.failure import MethodFailure
@@ -195,7 +195,7 @@ class Engine:
         """Stop `stream` (only it) with `method_error`, journaled; the first failure is the one told."""
         if stream.stream_id in self.failures:
             return
-        told = StreamFailure.of(stream.stream_id, stream.method, self.method_shown(stream.method), where, failure)
+        told = stream_failure(stream.stream_id, stream.method, self.method_shown(stream.method), where, failure)
         self.failures[stream.stream_id] = told
         live = self.progress.streams[stream.stream_id]
         live.phase = "method_error"

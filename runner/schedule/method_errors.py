@@ -19,11 +19,18 @@ from runner.display.progress import StreamProgress
 from runner.journal.stream_failures import END_REASON, StreamFailure, journaled_failures, meta_key
 from runner.workers.failure import MethodFailure
 
-__all__ = ["END_REASON", "WAITING", "StreamFailure", "journaled_failures", "located", "meta_key"]
+__all__ = ["END_REASON", "WAITING", "StreamFailure", "journaled_failures", "located", "meta_key",
+           "stream_failure"]
 
 T = TypeVar("T")
 
 WAITING = "waiting on its method"
+
+
+def stream_failure(stream_id: str, method: str, spec: str, where: str, failure: MethodFailure) -> StreamFailure:
+    """The journal's row for `failure`, which stopped the stream `stream_id` at `where`."""
+    return StreamFailure(stream_id, method, spec, where, failure.call, failure.error, failure.frame, failure.traceback,
+                         output=failure.output)
 
 
 async def located(call: Awaitable[T], where: str, live: StreamProgress | None = None) -> T:

@@ -10,31 +10,14 @@ memory to be inherited either. HOME and TMPDIR are the worker's scratch folder.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["PASSED", "check_names", "worker_environment"]
+__all__ = ["PASSED", "worker_environment"]
 
 PASSED = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY",
           "LC_MESSAGES", "TZ", "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE",
           "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM")
 """Locale, time zone, Python's text settings and the thread counts of numeric libraries."""
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def check_names(names: Iterable[str], where: str) -> tuple[str, ...]:
-    """The variable names, each checked to be one (`--method-env` takes names, never values)."""
-    from simulators.errors import ShiftbenchInputError
-
-    checked = []
-    for name in names:
-        if not _NAME.fullmatch(name):
-            raise ShiftbenchInputError(f"{where}: '{name}' is not an environment variable's name (give the name "
-                                       "only, e.g. --method-env HF_HOME; its value is read from your environment)")
-        checked.append(name)
-    return tuple(checked)
-
 
 def worker_environment(extra: Iterable[str] = (), source: Mapping[str, str] | None = None) -> dict[str, str]:
     """The named variables of `source` (the runner's environment) that are set."""
