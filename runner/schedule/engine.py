@@ -293,17 +293,22 @@ class Engine:
             return
         limiter = self.admission.limiter(stream.model)
         live = self.progress.streams[stream.stream_id]
+        try:
+            # The frozen method's contexts in one request: they depend on its frozen state only, and a worker's
+            # round trip per test task cost more than the offline episode it serves (bench/README.md).
+            contexts = dict(zip([u.unit_id for u in units], await frozen.contexts([u.task for u in units]),
+                                strict=True))
+        except MethodFailure as failure:
+            await close_all(frozen, {})
+            await self._method_failed(stream, f"test set of window {window}", failure)
+            stream_scope.cancel()
+            return
 
         async def one(unit: Unit) -> None:
             async with limiter:
                 if self.stop.requested or stream.stream_id in self.failures:
                     return
-                try:
-                    context = (await frozen.contexts([unit.task]))[0]
-                except MethodFailure as failure:
-                    await self._method_failed(stream, unit.unit_id, failure)
-                    stream_scope.cancel()
-                    return
+                context = contexts.pop(unit.unit_id)  # a finished episode keeps no context in memory
                 result = await self.attempt(stream, unit.task, context, TEST, unit.unit_id)
                 if result is None:
                     return
