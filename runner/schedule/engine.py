@@ -39,12 +39,12 @@ from runner.common.journal_flag import resume_command
 from runner.config.plan import Stream, Unit, window_tasks
 from runner.cost.budget import BudgetExhausted
 from runner.display.progress import RunProgress
-from runner.journal import Batch, CheckpointKey, EpisodeRow, Handed, Journal
+from runner.journal import Batch, CheckpointKey, Handed, Journal
 from runner.models.stack import ClientStack
 from runner.providers.priority import SERVING, TEST, ServingClaim
 from runner.providers.taxonomy import InfrastructureError
 from runner.schedule.admission import TEST_EPISODES_IN_FLIGHT, TestAdmission
-from runner.schedule.engine_rows import audit_row, stream_progress
+from runner.schedule.engine_rows import audit_row, episode_rows, stream_progress
 from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.schedule.method_errors import StreamFailure, located, stream_failure
 from runner.schedule.method_time import save_times
@@ -374,19 +374,8 @@ class Engine:
 
     def episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
                      unit_id: str | None = None) -> None:
-        """An episode's rows (episode, audit, unit done) into `batch`. Public, with `attempt` and
-        `build_method`: bench/reference.py drives these same pieces under the reference runner's policy."""
-        unit_id = unit_id or stream.unit_id(task)
-        usage = result.usage
-        batch.episode(EpisodeRow(
-            self.run_id, unit_id, stream.stream_id, result.grade.reward, result.grade.judge, task.category,
-            result.turns, result.tool_calls, usage.input_tokens, usage.cached_input_tokens, usage.output_tokens,
-            result.cost_usd, result.latency_s, result.record.end_reason, orjson.dumps(result.record),
-            orjson.dumps(result.grade.details), time.time(),
-        ))
-        if result.audit is not None:
-            batch.episode_audit(audit_row(self.run_id, unit_id, stream.stream_id, result))
-        batch.unit_done(self.run_id, unit_id)
+        """Public, with `attempt` and `build_method`: bench/reference.py drives these same pieces."""
+        episode_rows(batch, self.run_id, stream, task, result, unit_id)
 
     # ------------------------------------------------------------------------------------------ method
 
