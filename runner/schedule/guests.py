@@ -19,11 +19,13 @@ from typing import Any
 
 from methods.spec import ResolvedMethod
 from runner.common.journal_flag import resume_command
+from runner.common.tables import terminal_width, wrap_prose
 from runner.config.settings import SweepConfig
 from runner.journal import Batch, Journal
 from runner.schedule.method_errors import StreamFailure, journaled_failures
 from runner.workers.boundary import PROCESS_ONLY, forbidden, landlock_abi
 from runner.workers.handle import MethodLimits, WorkerPlan
+from runner.workers.in_process_guard import GIVES_UP
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["announce_guests", "engine_method_options", "method_limits", "settle_failures", "source_tree",
@@ -112,9 +114,11 @@ def method_limits(config: SweepConfig) -> MethodLimits:
 
 
 async def announce_guests(journal: Journal, run_id: str, workers: bool,
-                          say: Callable[[str], None]) -> dict[str, StreamFailure]:
+                          say: Callable[[str], None], in_process: bool = False) -> dict[str, StreamFailure]:
     """Said once before the run: that workers run without Landlock where the kernel has none, and (a
     resume) each stream that stopped with `method_error` before and is not resolved."""
+    if in_process:
+        say(wrap_prose(GIVES_UP, terminal_width()))
     if workers and landlock_abi() <= 0:
         say(f"boundary: {PROCESS_ONLY} (this kernel has no Landlock): user methods run in worker processes that "
             "can still read and write what you can")

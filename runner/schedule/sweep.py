@@ -300,7 +300,9 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
                     judges=judge_factory(config.judge, clients), limits=EpisodeLimits(max_turns=config.max_turns),
                     admission=TestAdmission(batched.__contains__, settings.max_items, settings.start),
                     **engine_method_options(config, config.resolved_methods(), _kept_from_methods(journal, config)))
-    before = await announce_guests(journal, run_id, any(engine.method_plans(s.method) for s in streams), say)
+    users = [name for name, m in config.resolved_methods().items() if m.source.origin != "registry"]
+    before = await announce_guests(journal, run_id, any(engine.method_plans(s.method) for s in streams), say,
+                                   in_process=config.methods_in_process and bool(users))
     display = make_display(display_kind, progress)
     status, reason = "running", ""
     display.start()

@@ -20,11 +20,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+import anyio
 import orjson
 
 from methods.base import Labelled, Method, PublicScenario
 from runner.workers.boundary import PROCESS_ONLY
 from runner.workers.failure import MethodFailure, describe_exception, json_problem
+from runner.workers.in_process_guard import InProcessTimeLimit, guarded_call
 from runner.workers.limits import MethodLimits, over_size
 from runner.workers.process import Worker, start_worker
 from simulators.model_api import ModelClient
@@ -90,6 +92,21 @@ def _state_size(value: JSON) -> int:
     return len(orjson.dumps(value))
 
 
+def _own_failure(call: str, exc: BaseException, limit_s: float) -> BaseException:
+    """A method's exception in the runner's process as its failure; the runner's cancellation as itself."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return exc
+    if isinstance(exc, InProcessTimeLimit):
+        return _past_limit(call, limit_s)
+    return describe_exception(call, exc)
+
+
+def _past_limit(call: str, limit_s: float) -> MethodFailure:
+    flag = "--method-context-limit" if call == "context" else "--method-learn-limit"
+    return MethodFailure(call, f"took longer than its limit of {limit_s:g} s (stopped in the runner's process; {flag} "
+                               "raises it)")
+
+
 @dataclass
 class InProcessMethod:
     method: Method
@@ -103,12 +120,13 @@ class InProcessMethod:
         for task in tasks:
             started = time.perf_counter()
             try:
-                if isinstance(self.method, Labelled):
-                    text = self.method.labelled_context(task.view(), task.split, task.window)
-                else:
-                    text = self.method.context(task.view())
-            except Exception as exc:  # the method's
-                raise describe_exception("context", exc) from None
+                with guarded_call(self.limits.context_s, timed=True):
+                    if isinstance(self.method, Labelled):
+                        text = self.method.labelled_context(task.view(), task.split, task.window)
+                    else:
+                        text = self.method.context(task.view())
+            except BaseException as exc:  # the method's (SystemExit and KeyboardInterrupt too)
+                raise _own_failure("context", exc, self.limits.context_s) from None
             seconds = time.perf_counter() - started
             self.times.context_s.append(seconds)
             _over("context", seconds, self.limits.context_s)
@@ -120,20 +138,24 @@ class InProcessMethod:
     async def learn(self, records: Sequence[EpisodeRecord]) -> None:
         started = time.perf_counter()
         try:
-            await self.method.learn(records)
+            with guarded_call(self.limits.learn_s, timed=False), anyio.move_on_after(self.limits.learn_s) as scope:
+                await self.method.learn(records)
         except self.passthrough:
             raise
-        except Exception as exc:
-            raise describe_exception("learn", exc) from None
+        except BaseException as exc:
+            raise _own_failure("learn", exc, self.limits.learn_s) from None
+        if scope.cancelled_caught:
+            raise _past_limit("learn", self.limits.learn_s)
         seconds = time.perf_counter() - started
         self.times.learn_s.append(seconds)
         _over("learn", seconds, self.limits.learn_s)
 
     async def state(self) -> JSON:
         try:
-            value = self.method.state()
-        except Exception as exc:
-            raise describe_exception("state", exc) from None
+            with guarded_call(self.limits.learn_s, timed=True):
+                value = self.method.state()
+        except BaseException as exc:
+            raise _own_failure("state", exc, self.limits.learn_s) from None
         problem = json_problem(value)
         if problem is not None:
             raise MethodFailure("state", f"state() is not JSON: {problem}")
@@ -142,9 +164,10 @@ class InProcessMethod:
 
     async def load(self, state: JSON) -> None:
         try:
-            self.method.load(state)
-        except Exception as exc:
-            raise describe_exception("load", exc) from None
+            with guarded_call(self.limits.learn_s, timed=True):
+                self.method.load(state)
+        except BaseException as exc:
+            raise _own_failure("load", exc, self.limits.learn_s) from None
 
     async def copy(self) -> MethodHandle:
         try:

@@ -67,6 +67,15 @@ class SlowContext(Counter):
         return super().context(task)
 
 
+class SpinsInContext(Counter):
+    """An endless loop that never sleeps or awaits: only a signal (or a worker's kill) stops it."""
+
+    def context(self, task: TaskView) -> str:
+        while BROKEN:
+            pass
+        return super().context(task)
+
+
 class FrameSpy(Counter):
     """Walks the frames above its context looking for what the protocol hides (a task's category)."""
 
@@ -196,6 +205,7 @@ RAISES = _spec("raises", RaisesInLearn)
 SET_STATE = _spec("set_state", SetState)
 EXITS = _spec("exits", ExitsInLearn)
 SLOW = _spec("slow", SlowContext)
+SPIN = _spec("spin", SpinsInContext)
 SPY = _spec("spy", FrameSpy)
 SHARED = _spec("shared", Shared)
 READER = _spec("reader", DatasetReader)
