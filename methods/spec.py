@@ -34,7 +34,8 @@ from methods.source import MethodSource, distribution_of, source_hash
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON
 
-__all__ = ["ADAPTER_PREFIX", "ResolvedMethod", "absolute_spec", "check_method_name", "configure", "resolve_method"]
+__all__ = ["ADAPTER_PREFIX", "ResolvedMethod", "absolute_spec", "check_method_name", "configure", "is_registered",
+           "resolve_method"]
 
 ADAPTER_PREFIX = "slb:"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -153,6 +154,11 @@ def _adapter(text: str, options: Mapping[str, Any], where: str, name: str | None
 
 
 # ------------------------------------------------------------------------------------------- helpers
+
+def is_registered(text: str) -> bool:
+    """Whether `text` names one of shiftbench's own methods (or one a test registered)."""
+    return _registered(text) is not None
+
 
 def _registered(text: str) -> MethodSpec | None:
     """shiftbench's own method of that name. The registry is imported only for one of its names: it loads

@@ -22,7 +22,6 @@ from pathlib import Path
 import anyio
 import orjson
 
-from methods.base import context_for
 from runner.common.journal_flag import journal_flag
 from runner.common.version import code_version
 from runner.config.plan import Stream, plan_streams
@@ -35,6 +34,7 @@ from runner.models.registry import ModelEntry, build_models, close_models, model
 from runner.models.stack import ClientStack
 from runner.schedule.engine import Engine
 from runner.schedule.episode import EpisodeLimits
+from runner.schedule.guests import engine_method_options
 from simulators.dataset import Dataset
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import JSON, Task
@@ -69,7 +69,11 @@ class Replay:
 
     async def context(self, episode: Recorded) -> str:
         method = await self.engine.method_as_of(episode.stream, episode.task)
-        return context_for(method, episode.task)
+        try:
+            (text,) = await method.contexts([episode.task])
+        finally:
+            await method.close()
+        return text
 
     async def finish(self, status: str) -> None:
         await self.journal.commit(Batch().audit_status(self.audit_id, status))
@@ -157,7 +161,8 @@ async def _engine(journal: Journal, run_id: str, audit_id: str, config: SweepCon
     methods = config.resolved_methods()
     return Engine(run_id=run_id, journal=journal, progress=progress, clients=clients,
                   block_size=config.block_size, max_episode_attempts=config.max_episode_attempts,
-                  limits=EpisodeLimits(max_turns=config.max_turns), method_specs=lambda name: methods[name].spec)
+                  limits=EpisodeLimits(max_turns=config.max_turns),
+                  **engine_method_options(config, methods, (Path(journal.path),)))
 
 
 async def _episodes(journal: Journal, run_id: str, config: SweepConfig, dataset: Dataset) -> list[Recorded]:

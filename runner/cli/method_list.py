@@ -1,7 +1,8 @@
 """`shiftbench methods`: every method this installation can see, and where each comes from.
 
 The registry's methods, then the installed entry points of `shiftbench.methods` (each resolved, so a
-broken one shows its error on its own line instead of hiding the rest). Other methods (a module, a
+broken one shows its error on its own line instead of hiding the rest; an entry point's code is
+imported in a worker, never here). Other methods (a module, a
 file, a class of the reference's interface) are named by their spec; `methods check SPEC` checks one.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from methods.entry_points import installed_entry_points
 from methods.registry import METHOD_REGISTRY
-from methods.spec import resolve_method
+from runner.config.methods import resolver
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["render_methods"]
@@ -30,7 +31,7 @@ def render_methods() -> str:
 
 def _line(name: str) -> str:
     try:
-        method = resolve_method(name, where=f"method '{name}'")
+        method = resolver(in_process=False)(name, {}, f"method '{name}'", None)  # an entry point's in a worker
     except ShiftbenchInputError as exc:
         return f"{name:<12} cannot be loaded: {exc}"
     spec, source = method.spec, method.source

@@ -7,5 +7,6 @@
 - `plan`: streams (model, method, scenario, replica) and their units, with ids that make reruns safe.
 - `fit`: the scenarios a dataset has; `run_dataset`: the dataset a journaled run ran on, unchanged.
 
-Arrows: config -> journal, common. Nothing here sends a call or drives a run.
+Arrows: config -> journal, common, workers (a user's method is resolved in a worker,
+`runner.workers.resolve`). Nothing here sends a call or drives a run.
 """

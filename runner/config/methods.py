@@ -18,7 +18,7 @@ config hash covers them.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,8 +60,8 @@ def method_tables(path: Path, raw: object) -> dict[str, dict[str, Any]]:
     return tables
 
 
-def normalize_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source: str,
-                      base: Path) -> tuple[tuple[str, ...], dict[str, Any]]:
+def normalize_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source: str, base: Path,
+                      in_process: bool = False, env: tuple[str, ...] = ()) -> tuple[tuple[str, ...], dict[str, Any]]:
     """(names, specs) from what flags or a file gave: each `NAME=SPEC` or bare spec becomes a name with
     its entry; a name with a table keeps it; tables no longer named are dropped (a flag narrowed them)."""
     if not methods:
@@ -70,8 +70,9 @@ def normalize_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source
     names: list[str] = []
     kept: dict[str, Any] = {}
     origin: dict[str, str] = {}
+    resolve = resolver(in_process, env)
     for token in methods:
-        name, entry = _one(token, specs, source, base)
+        name, entry = _one(token, specs, source, base, resolve)
         if name in origin:
             raise ShiftbenchInputError(f"{source}: two methods named '{name}' ({origin[name]}, {token}); "
                                        "name one with NAME=SPEC or a [methods.NAME] table")
@@ -82,8 +83,9 @@ def normalize_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source
     return tuple(names), kept
 
 
-def _one(token: str, specs: Mapping[str, Any], source: str, base: Path) -> tuple[str, dict[str, Any] | None]:
-    from methods.spec import absolute_spec, check_method_name, resolve_method
+def _one(token: str, specs: Mapping[str, Any], source: str, base: Path,
+         resolve: Resolver) -> tuple[str, dict[str, Any] | None]:
+    from methods.spec import absolute_spec, check_method_name
 
     token = token.strip()
     if "=" in token:
@@ -94,24 +96,43 @@ def _one(token: str, specs: Mapping[str, Any], source: str, base: Path) -> tuple
     if token in REGISTERED_METHODS:
         return token, None
     text = absolute_spec(token, base)
-    resolved = resolve_method(text, where=source)
+    resolved = resolve(text, {}, source, None)
     return resolved.name, (None if text == resolved.name else {"from": text, "options": {}})
 
 
-def resolve_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source: str) -> dict[str, ResolvedMethod]:
-    """Every method of a normalized config, resolved (imports the user's code; each error one line)."""
-    from methods.spec import resolve_method
-
+def resolve_methods(methods: tuple[str, ...], specs: Mapping[str, Any], source: str, in_process: bool = False,
+                    env: tuple[str, ...] = ()) -> dict[str, ResolvedMethod]:
+    """Every method of a normalized config, resolved (each error one line): a user's in a worker
+    (`runner.workers.resolve`: its code is never imported here), unless `in_process`."""
+    resolve = resolver(in_process, env)
     resolved: dict[str, ResolvedMethod] = {}
     for name in methods:
         entry = specs.get(name)
         if entry is None:
-            resolved[name] = resolve_method(name, where=source, name=name)
+            resolved[name] = resolve(name, {}, source, name)
             continue
         if not isinstance(entry, Mapping) or not isinstance(entry.get("from"), str):
             raise ShiftbenchInputError(f"{source}: method_specs['{name}'] must be a table with a `from` spec")
-        resolved[name] = resolve_method(entry["from"], entry.get("options") or {}, f"{source} [methods.{name}]", name)
+        resolved[name] = resolve(entry["from"], entry.get("options") or {}, f"{source} [methods.{name}]", name)
     return resolved
+
+
+Resolver = Callable[[str, Mapping[str, Any], str, "str | None"], "ResolvedMethod"]
+
+
+def resolver(in_process: bool, env: tuple[str, ...] = ()) -> Resolver:
+    """How a spec is resolved: shiftbench's own methods (and everything under `in_process`) here, a
+    user's in a worker with the worker environment and `env`."""
+    from methods.spec import is_registered, resolve_method
+
+    def resolve(text: str, options: Mapping[str, Any], where: str, name: str | None) -> ResolvedMethod:
+        if in_process or is_registered(text):
+            return resolve_method(text, options, where, name)
+        from runner.workers.resolve import resolve_guest
+
+        return resolve_guest(text, options, where, name, env=env)
+
+    return resolve
 
 
 def methods_from_file(path: Path, raw: Mapping[str, Any], table: dict[str, Any]) -> dict[str, Any]:

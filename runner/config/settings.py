@@ -138,8 +138,9 @@ class SweepConfig:
         number finite, of the right type and in range, before anything is written. Methods come back
         normalized (a spec named on the command line becomes a name and its entry), each resolved."""
         where = "--methods" if source == "flags" else source
-        methods, specs = normalize_methods(self.methods, self.method_specs, where, Path.cwd())
-        resolve_methods(methods, specs, where)
+        methods, specs = normalize_methods(self.methods, self.method_specs, where, Path.cwd(), self.methods_in_process,
+                                           self.method_env)
+        resolve_methods(methods, specs, where, self.methods_in_process, self.method_env)
         return replace(self, methods=methods, method_specs=specs)._checked(source)
 
     def _checked(self, source: str) -> SweepConfig:
@@ -174,8 +175,8 @@ class SweepConfig:
         return batch_settings(self.batch_settings, where)
 
     def resolved_methods(self, source: str = "the run's config") -> dict[str, ResolvedMethod]:
-        """Each method by name, resolved (the user's code imported, its options bound)."""
-        return resolve_methods(self.methods, self.method_specs, source)
+        """Each method by name, resolved (a user's in a worker, its options bound)."""
+        return resolve_methods(self.methods, self.method_specs, source, self.methods_in_process, self.method_env)
 
     def learns(self) -> Callable[[str], bool]:
         """Whether a method of this sweep learns (one that does not gets no serving stream)."""

@@ -383,8 +383,8 @@ class Engine:
         """The stream's method as the engine builds it (bulletins for Oracle, a learner's cache scope)."""
         return self.methods.build(stream)
 
-    async def method_as_of(self, stream: Stream, task: Task) -> Method:
-        """The method as it was when `task` ran (an audit's replay asks)."""
+    async def method_as_of(self, stream: Stream, task: Task) -> MethodHandle:
+        """The method as it was when `task` ran (an audit's replay asks); the caller closes it."""
         return await self.methods.as_of(stream, task)
 
     async def _done_units(self, stream: Stream) -> set[str]:

@@ -11,7 +11,6 @@ got through.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from runner.schedule.method_errors import StreamFailure, journaled_failures
 from runner.workers.boundary import PROCESS_ONLY, forbidden, landlock_abi
 from runner.workers.handle import MethodLimits, WorkerPlan
 from runner.workers.in_process_guard import GIVES_UP
+from runner.workers.resolve import code_reads
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["announce_guests", "engine_method_options", "method_limits", "settle_failures", "source_tree",
@@ -67,34 +67,8 @@ def _refuse_exposing(roots: Sequence[str], flag: str, kept: Sequence[Path], own:
 def source_tree(resolved: ResolvedMethod) -> list[str]:
     """What a worker's method may read of its own code: a file; for a module or an entry point, its top
     package's folder (or its one file) and its distribution's metadata, never the whole import path
-    entry that holds it (a project folder with the journal in it)."""
-    target = resolved.source.target.rsplit(":", 1)[0]
-    if target.endswith(".py"):
-        return [str(Path(target).resolve())]
-    module = sys.modules.get(target.split(".")[0])
-    found = getattr(module, "__file__", None)
-    if not found:
-        return []
-    location = Path(found).resolve()
-    top = location.parent if location.name == "__init__.py" else location
-    metadata = [str(Path(p).resolve()) for p in _metadata_of(module)]
-    return [str(top), *metadata]
-
-
-def _metadata_of(module: Any) -> list[str]:
-    """The dist-info folder of the distribution that installed `module`, where there is one."""
-    from importlib import metadata
-
-    name = getattr(module, "__name__", "")
-    for dist in metadata.packages_distributions().get(name, []):
-        try:
-            files = metadata.distribution(dist).files or []
-        except metadata.PackageNotFoundError:
-            continue
-        for file in files:
-            if file.parts and file.parts[0].endswith(".dist-info"):
-                return [str(Path(str(file.locate())).parent)]
-    return []
+    entry that holds it (a project folder with the journal in it). Found without importing it."""
+    return code_reads(resolved.source.target)
 
 
 def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMethod],

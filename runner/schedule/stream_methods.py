@@ -197,35 +197,38 @@ class StreamMethods:
                              "the journal is damaged, start a new run")
         return Frozen(state=orjson.loads(stored.state))
 
-    async def as_of(self, stream: Stream, task: Task) -> Method:
-        """The method as it was when `task` ran (an audit's replay asks), in this process: a test task
-        sees its window's frozen state; a serving task the state before its block."""
-        if self.copies(stream):
-            return await self._replayed_until(stream, task)
-        earlier = task.window if task.split == "test" else task.window - 1
-        frozen = await self.window_state(stream, earlier, {})
-        method = self.build(stream)
-        if not frozen.fresh:
-            method.load(frozen.state)
-        if task.split == "test":
-            return method
-        records = await self._journaled(stream, 0)
-        for block in self.blocks(stream, window_tasks(stream.serving, task.window)):
-            if task in block:
-                break
-            await method.learn([records[t.task_id] for t in block])
+    async def as_of(self, stream: Stream, task: Task) -> MethodHandle:
+        """The method as it was when `task` ran (an audit's replay asks), where it runs (a user's in a
+        worker, under the run's boundary and limits): a test task sees its window's frozen state; a
+        serving task the state before its block. The caller closes it."""
+        method = await self.open(stream)
+        try:
+            if self.copies(stream):
+                await self._replay_until(stream, task, method)
+                return method
+            earlier = task.window if task.split == "test" else task.window - 1
+            frozen = await self.window_state(stream, earlier, {})
+            if not frozen.fresh:
+                await method.load(frozen.state)
+            if task.split == "serving":
+                records = await self._journaled(stream, 0)
+                for block in self.blocks(stream, window_tasks(stream.serving, task.window)):
+                    if task in block:
+                        break
+                    await method.learn([records[t.task_id] for t in block])
+        except BaseException:
+            await method.close()
+            raise
         return method
 
-    async def _replayed_until(self, stream: Stream, task: Task) -> Method:
+    async def _replay_until(self, stream: Stream, task: Task, method: MethodHandle) -> None:
         """A method without JSON state, replayed from the start up to `task` (its window's end for a test
         task, the block before its own for a serving task)."""
-        method = self.build(stream)
         records = await self._journaled(stream, 0)
         for block in self.blocks(stream, stream.serving):
             if task in block or (task.split == "test" and block[0].window > task.window):
                 break
             await method.learn([records[t.task_id] for t in block])
-        return method
 
     async def _journaled(self, stream: Stream, after: int) -> dict[str, EpisodeRecord]:
         journaled = await self.journal.read.serving_records_after(self.run_id, stream.stream_id, after)

@@ -115,7 +115,8 @@ def _specs_of_run(run: RunRow, methods: set[str]) -> dict[str, MethodSpec | None
     specs: dict[str, MethodSpec | None] = {}
     for method in methods:
         try:
-            specs[method] = resolve_methods((method,), config.method_specs, "the run's config")[method].spec
+            specs[method] = resolve_methods((method,), config.method_specs, "the run's config",
+                                            config.methods_in_process, config.method_env)[method].spec
         except (ShiftbenchInputError, KeyError):
             specs[method] = None
     return specs

@@ -34,6 +34,7 @@ from runner.workers.confine import confine
 from runner.workers.failure import MethodFailure, describe_exception, json_problem
 from runner.workers.limits import over_size
 from runner.workers.wire import decode_response, encode, public_from, read_frame, record_from, view_from, write_frame
+from simulators.errors import ShiftbenchInputError
 from simulators.model_api import ModelRequest, ModelResponse
 
 __all__ = ["ModelCallRefused", "run_forked"]
@@ -87,6 +88,8 @@ class Child:
         op = str(message["op"])
         if op == "build":
             return self.build(message)
+        if op == "resolve":
+            return resolution(message)
         method = self.instances[int(message.get("instance", 0))]
         if op == "contexts":
             return self.contexts(method, message["tasks"])
@@ -138,6 +141,22 @@ class Child:
                 raise MethodFailure("context", error)
             texts.append(text)
         return {"contexts": texts, "seconds": seconds}
+
+
+def resolution(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A `resolve` request's answer: the spec's flags, its checked options and its source, by value (the
+    runner never imports the method's code), or the one-line refusal a resolution in the runner gives."""
+    from methods.spec import resolve_method  # imports the method's code: only here, inside the boundary
+
+    try:
+        resolved = resolve_method(str(message["spec"]), message.get("options") or {}, str(message["where"]),
+                                  message.get("name"))
+    except ShiftbenchInputError as exc:
+        return {"refused": str(exc)}
+    spec = resolved.spec
+    return {"name": resolved.name, "summary": spec.summary, "uses_model": spec.uses_model, "learns": spec.learns,
+            "sees_bulletin": spec.sees_bulletin, "block_size": spec.block_size, "snapshot": spec.snapshot,
+            "options": dict(resolved.options), "source": resolved.source.to_json()}
 
 
 def checked_state(method: Method, limit_mb: float = 0.0) -> Any:

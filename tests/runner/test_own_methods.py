@@ -14,12 +14,12 @@ import anyio
 import orjson
 import pytest
 
-from methods.base import context_for
 from runner.cli import main
 from runner.config.settings import config_from_json
 from runner.display.progress import RunProgress
 from runner.journal import open_journal
 from runner.schedule.engine import Engine
+from runner.schedule.guests import engine_method_options
 from runner.schedule.sweep import plan_sweep
 from simulators.dataset import load_dataset
 from tests.fakes import offline_clients
@@ -111,13 +111,16 @@ async def contexts_of(journal: Path, method: str) -> dict[str, str]:
         engine = Engine(run_id=run.run_id, journal=opened, progress=progress,
                         clients=offline_clients(opened, progress, None),  # type: ignore[arg-type]
                         block_size=config.block_size, max_episode_attempts=1,
-                        method_specs=lambda name: resolved[name].spec)
+                        **engine_method_options(config, resolved))
         found = {}
         for stream in plan_sweep(config, dataset):
             if stream.method == method:
                 for unit in stream.units():
                     as_of = await engine.method_as_of(stream, unit.task)
-                    found[f"{unit.phase}|{unit.task.task_id}"] = context_for(as_of, unit.task)
+                    try:
+                        (found[f"{unit.phase}|{unit.task.task_id}"],) = await as_of.contexts([unit.task])
+                    finally:
+                        await as_of.close()
         return found
 
 
