@@ -4,17 +4,10 @@ from, whether it calls a model), and a method's conformance check before a sweep
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-import threading
 import tomllib
-from pathlib import Path
 from typing import Any
 
-from runner.cli.parsing import Command, positive, run_async
+from runner.cli.parsing import Command, positive, run_async, within
 from simulators.errors import ShiftbenchInputError
 
 __all__ = ["METHOD_COMMANDS", "add_methods_parser"]
@@ -34,6 +27,10 @@ def add_methods_parser(commands: Any) -> None:
     check.add_argument("--pilot", type=int, default=10, help="serving and test tasks per window (default 10; 0: all)")
     check.add_argument("--context-tokens", type=positive, default=128_000,
                        help="the model's context length the largest request is held against (default 128,000)")
+    check.add_argument("--method-context-limit", type=within(float, "method_context_limit"), default=60.0,
+                       metavar="SECONDS", help="one context call may take this long, as in a run (default 60)")
+    check.add_argument("--method-learn-limit", type=within(float, "method_learn_limit"), default=900.0,
+                       metavar="SECONDS", help="one learn call may take this long, as in a run (default 900)")
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
@@ -46,73 +43,17 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from methods.registry import METHOD_REGISTRY
-
-    if args.spec not in METHOD_REGISTRY and _ISOLATED not in os.environ:
-        return _check_isolated(args)
+    """Every play of a user's method runs in workers of its own (`runner.method_check`): an os._exit, a
+    loop past its limit or a flood of output ends a worker and is a FAIL line, never this command."""
     from runner.method_check import CheckRequest, check_method, render_checks
+    from runner.workers.limits import MethodLimits
 
     request = CheckRequest(args.spec, _options(args.option), args.scenario, args.model, args.dataset, pilot=args.pilot,
-                           context_tokens=args.context_tokens)
-    try:
-        _, results = run_async(check_method, request, print)
-    except ShiftbenchInputError:
-        _finished("2")  # the child's own refusal, its line printed by the error path
-        raise
+                           context_tokens=args.context_tokens,
+                           limits=MethodLimits(args.method_context_limit, args.method_learn_limit))
+    _, results = run_async(check_method, request, print)
     print(render_checks(results))
-    code = 0 if all(result.passed for result in results) else 1
-    _finished(str(code))
-    return code
-
-
-def _finished(code: str) -> None:
-    finished = os.environ.get(_ISOLATED)
-    if finished:
-        Path(finished).write_text(code, encoding="utf-8")
-
-
-_ISOLATED = "SHIFTBENCH_METHODS_CHECK_DONE"
-"""Set in the child process a user's method is checked in: the file it writes its exit code to when the
-check reached its end (a method that ends the process itself never lets it)."""
-
-
-def _check_isolated(args: argparse.Namespace) -> int:
-    """Check a guest method in a child process: a method that calls os._exit, raises SystemExit or dies of
-    a signal ends the child, not this command, which then says so as a FAIL line (as a run would journal
-    it as the stream's method_error) instead of vanishing or reporting a pass it never reached."""
-    command = [sys.executable, "-m", "runner.cli", "methods", "check", args.spec, "--scenario", args.scenario,
-               "--model", args.model, "--pilot", str(args.pilot), "--context-tokens", str(args.context_tokens)]
-    if args.dataset:
-        command += ["--dataset", args.dataset]
-    for pair in args.option:
-        command += ["--option", pair]
-    with tempfile.TemporaryDirectory(prefix="shiftbench-check-") as folder:
-        done = Path(folder) / "exit-code"
-        returncode = _relayed(command, {**os.environ, _ISOLATED: str(done)})
-        if done.exists():
-            return int(done.read_text(encoding="utf-8"))
-    if returncode == 130:  # interrupted (the child said so); anything else unfinished is the method's
-        return returncode
-    ended = f"signal {signal.Signals(-returncode).name}" if returncode < 0 else f"exit code {returncode}"
-    print(f"FAIL  plays the stream  the method ended the check's process ({ended}) before the checks finished; "
-          "a run would record it as its stream's method_error and go on with the other streams\n0 passed, 1 failed")
-    return 1
-
-
-def _relayed(command: list[str], env: dict[str, str]) -> int:
-    """Run `command`, its lines printed here as they come (through sys.stdout and sys.stderr, so whoever
-    captures this command's output captures the child's too); its exit code."""
-    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          bufsize=1) as child:
-        assert child.stdout is not None and child.stderr is not None
-        errors = child.stderr
-        relay = threading.Thread(target=lambda: [sys.stderr.write(line) for line in errors], daemon=True)
-        relay.start()
-        for line in child.stdout:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-        relay.join()
-        return child.wait()
+    return 0 if all(result.passed for result in results) else 1
 
 
 def _options(pairs: list[str]) -> dict[str, Any]:

@@ -17,18 +17,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from methods.spec import ResolvedMethod, absolute_spec, resolve_method
+from methods.base import PublicScenario
+from methods.spec import ResolvedMethod, absolute_spec
+from runner.config.methods import resolver
 from runner.config.plan import plan_streams
 from runner.config.settings import SweepConfig
-from runner.method_check.checks import CHECKS, CheckResult, context_check, freeze
-from runner.method_check.guest import check_independent, guarded, time_check, worker_check
-from runner.method_check.play import Played, play
+from runner.method_check.checks import CHECKS, CheckResult, context_check
+from runner.method_check.guest import check_boundary, check_independent, guarded, time_check
+from runner.method_check.play import Opener, play
 from runner.models.registry import build_models, close_models
 from runner.schedule.guests import source_tree
+from runner.schedule.stream_methods import method_setup
 from runner.schedule.sweep import resolve_dataset
 from runner.workers.failure import MethodFailure, describe_exception
-from runner.workers.handle import MethodLimits, WorkerPlan
+from runner.workers.handle import InProcessMethod, MethodHandle, MethodLimits, WorkerPlan, open_worker_method
 from simulators.errors import ShiftbenchInputError
+from simulators.model_api import ModelClient
+from simulators.protocol import Scenario
 from simulators.registry import get_domain
 
 __all__ = ["CheckRequest", "check_method", "render_checks"]
@@ -45,11 +50,13 @@ class CheckRequest:
     pilot: int = 10
     """Serving and test tasks per window; 0: the whole scenario."""
     context_tokens: int = 128_000
+    limits: MethodLimits = MethodLimits()
+    """A play's time and size limits, as a run's flags set them."""
 
 
 async def check_method(request: CheckRequest, say: Callable[[str], None]) -> tuple[ResolvedMethod, list[CheckResult]]:
     where = "methods check"
-    method = resolve_method(absolute_spec(request.spec, Path.cwd()), request.options, where)
+    method = resolver(in_process=False)(absolute_spec(request.spec, Path.cwd()), request.options, where, None)
     config = replace(SweepConfig(), models=(request.model,), methods=("blind",), scenarios=(request.scenario,),
                      dataset=request.dataset, seed=request.seed).validate("flags")
     dataset = resolve_dataset(config, say)
@@ -66,27 +73,43 @@ async def check_method(request: CheckRequest, say: Callable[[str], None]) -> tup
         + f", model {request.model}")
     models = build_models(config)
     client = models[request.model].client
+    limits = request.limits
     try:
         try:
             played = await play(method.spec, scenario, get_domain(scenario.domain), client,
-                                method.spec.block_size or config.block_size, stream.serving, stream.test, freeze, say)
+                                method.spec.block_size or config.block_size, stream.serving, stream.test,
+                                _opener(method, scenario, limits), say)
         except MethodFailure as failure:
             return method, [CheckResult("plays the stream", False, str(failure))]
-        except Exception as exc:  # the method's, while the stream played
+        except Exception as exc:  # shiftbench's own method's, while the stream played in this process
             return method, [CheckResult("plays the stream", False, str(describe_exception("play", exc)))]
-        results = [await guarded(check)(played) for check in _checks(method, played, client, request)]
+        results = [await guarded(check)(played) for check in _checks(limits, request)]
     finally:
         await close_models(models)
     return method, results
 
 
-def _checks(method: ResolvedMethod, played: Played, client: Any, request: CheckRequest) -> list[Any]:
-    limits = MethodLimits()
-    checks: list[Any] = [*CHECKS, check_independent, time_check(limits), context_check(request.context_tokens)]
-    if method.source.origin != "registry":  # shiftbench's own run in the runner's process
-        plan = WorkerPlan(method.source.spec, dict(method.options), method.name, tuple(source_tree(method)))
-        checks.insert(0, worker_check(plan, client, limits))
-    return checks
+def _opener(method: ResolvedMethod, scenario: Scenario, limits: MethodLimits) -> Opener:
+    """Fresh instances where a run puts them: a user's method in a worker of its own each, under the run's
+    boundary and limits; shiftbench's own in this process."""
+    spec = method.spec
+    if method.source.origin == "registry":
+        async def here(client: ModelClient) -> MethodHandle:
+            return InProcessMethod(spec.build(method_setup(spec, scenario, client)), limits)
+
+        return here
+    target = method.source.target if method.source.origin == "entry_point" else method.source.spec
+    plan = WorkerPlan(target, dict(method.options), method.name, tuple(source_tree(method)))
+
+    async def guest(client: ModelClient) -> MethodHandle:
+        return await open_worker_method(plan, scenario.name, scenario.domain, PublicScenario.of(scenario),
+                                        client if spec.uses_model else None, limits)
+
+    return guest
+
+
+def _checks(limits: MethodLimits, request: CheckRequest) -> list[Any]:
+    return [check_boundary, *CHECKS, check_independent, time_check(limits), context_check(request.context_tokens)]
 
 
 def render_checks(results: list[CheckResult]) -> str:

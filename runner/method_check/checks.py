@@ -14,21 +14,22 @@ Each check replays the stream's recorded blocks on fresh instances and stops at 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import orjson
 
-from methods.base import Labelled, Method, context_for
-from runner.method_check.play import Played
+from runner.method_check.play import Played, context, copies, freeze
 from runner.providers.endpoint import BYTES_PER_TOKEN
-from runner.workers.failure import MethodFailure, json_problem
+from runner.workers.failure import MethodFailure
+from runner.workers.handle import MethodHandle
 from simulators.protocol import Task
 
-__all__ = ["CHECKS", "Check", "CheckResult", "context_check", "copies", "freeze"]
+__all__ = ["CHECKS", "Check", "CheckResult", "context_check", "copies", "freeze", "state_bytes"]
 
-PROBE_LABELS = (("serving", 0), ("test", 0), ("serving", 7), ("test", 99))
+PROBE_LABELS: tuple[tuple[Literal["serving", "test"], int], ...] = (("serving", 0), ("test", 0), ("serving", 7),
+                                                                    ("test", 99))
 """Labels an adapter method's context is asked under besides the task's own."""
 
 
@@ -42,40 +43,20 @@ class CheckResult:
 Check = Callable[[Played], Awaitable[CheckResult]]
 
 
-def copies(played: Played) -> bool:
-    return played.spec.snapshot == "copy"
-
-
-def freeze(played: Played, method: Method) -> Method:
-    """The method frozen as a run freezes it for a test set: a deep copy, or a new instance loaded."""
-    if copies(played):
-        frozen: Method = copy.deepcopy(method)
-        return frozen
-    twin = played.fresh()
-    state = method.state()
-    problem = json_problem(state)
-    if problem is not None:
-        raise MethodFailure("state", f"state() is not JSON: {problem}")
-    twin.load(orjson.loads(orjson.dumps(state)))
-    return twin
-
-
 async def check_state(played: Played) -> CheckResult:
     name = "state is JSON"
-    method = played.fresh()
+    method = await played.fresh()
     for number, block in enumerate([None, *played.blocks]):
         if block is not None:
             await method.learn(block.records)
-        if copies(played):
-            try:
-                copy.deepcopy(method)
-            except Exception as exc:  # the user's object
-                return CheckResult(name, False, f"no deep copy after block {number}: {type(exc).__name__}: {exc}")
-            continue
-        problem = json_problem(method.state())
-        if problem is not None:
-            return CheckResult(name, False, f"state() after block {number} is not JSON: {problem}")
-        first, second = _state_bytes(method), _state_bytes(method)
+        try:
+            if copies(played):
+                await (await method.copy()).close()
+                continue
+            first, second = await state_bytes(method), await state_bytes(method)
+        except MethodFailure as failure:
+            what = "no deep copy" if copies(played) else "state()"
+            return CheckResult(name, False, f"{what} after block {number}: {failure.error.removeprefix('state() ')}")
         if first != second:
             return CheckResult(name, False, f"state() after block {number} differs when asked twice: "
                                             f"{_difference(first.decode(), second.decode())}")
@@ -87,13 +68,14 @@ async def check_restore(played: Played) -> CheckResult:
     name = "load(state()) restores"
     if not played.blocks:
         return CheckResult(name, True, "no serving stream (learns = False): nothing to restore")
-    live = played.fresh()
-    twins: list[tuple[int, Method]] = []
+    live = await played.fresh()
+    twins: list[tuple[int, MethodHandle]] = []
     compared = 0
     for number, block in enumerate(played.blocks, start=1):
+        asked = _asked_after(played, number - 1)
+        wanted = await live.contexts(asked)
         for position, twin in twins:
-            for task in _asked_after(played, number - 1):
-                want, got = context_for(live, task), context_for(twin, task)
+            for task, want, got in zip(asked, wanted, await twin.contexts(asked), strict=True):
                 compared += 1
                 if want != got:
                     return CheckResult(name, False, f"restored after position {position}: the context of "
@@ -102,36 +84,36 @@ async def check_restore(played: Played) -> CheckResult:
         for _, twin in twins:
             await twin.learn(block.records)
         if block.window_end or number == 1:
-            twins.append((block.tasks[-1].timestamp, freeze(played, live)))
+            twins.append((block.tasks[-1].timestamp, await freeze(played, live)))
     return CheckResult(name, True, f"{len(twins)} restore points, {compared} later contexts identical")
 
 
 async def check_labels(played: Played) -> CheckResult:
     name = "context ignores labels"
-    method = played.fresh()
+    method = await played.fresh()
     asked = 0
     for number in range(len(played.blocks) + 1):
         for task in _asked_after(played, number):
-            own = context_for(method, task)
+            own = await context(method, task)
             asked += 1
-            if own != context_for(method, task):
+            if own != await context(method, task):
                 return CheckResult(name, False, f"the context of {task.task_id} differs when asked twice")
-            if isinstance(method, Labelled):
+            if method.labelled:
                 for phase, window in PROBE_LABELS:
-                    other = method.labelled_context(task.view(), phase, window)
+                    other = await context(method, replace(task, split=phase, window=window))
                     if other != own:
                         return CheckResult(name, False, f"the context of {task.task_id} changes with the labels: "
                                                         f"({task.split}, window {task.window}) vs ({phase}, window "
                                                         f"{window}): {_difference(own, other)}")
         if number < len(played.blocks):
             await method.learn(played.blocks[number].records)
-    how = "phase and window varied" if isinstance(method, Labelled) else "a TaskView only, asked twice"
+    how = "phase and window varied" if method.labelled else "a TaskView only, asked twice"
     return CheckResult(name, True, f"{asked} contexts, {how}")
 
 
 async def check_tests(played: Played) -> CheckResult:
     name = "test tasks do not teach"
-    method = played.fresh()
+    method = await played.fresh()
     windows = sorted({t.window for t in played.tests})
     ends = {block.tasks[-1].window: i + 1 for i, block in enumerate(played.blocks) if block.window_end}
     learned = 0
@@ -140,10 +122,10 @@ async def check_tests(played: Played) -> CheckResult:
             await method.learn(played.blocks[learned].records)
             learned += 1
         probes = _asked_after(played, learned)
-        before = _fingerprint(played, method, probes)
+        before = await _fingerprint(played, method, probes)
         for task in played.tests_of(window):
-            context_for(method, task)
-            after = _fingerprint(played, method, probes)
+            await context(method, task)
+            after = await _fingerprint(played, method, probes)
             if after != before:
                 return CheckResult(name, False, f"asking the context of test task {task.task_id} changed the "
                                                 f"method: {_difference(before, after)}")
@@ -152,12 +134,12 @@ async def check_tests(played: Played) -> CheckResult:
 
 async def check_learn(played: Played) -> CheckResult:
     name = "learn is deterministic"
-    first, second = played.fresh(), played.fresh()
+    first, second = await played.fresh(), await played.fresh()
     for number, block in enumerate(played.blocks, start=1):
         await first.learn(block.records)
         await second.learn(block.records)
         probes = _asked_after(played, number)
-        one, two = _fingerprint(played, first, probes), _fingerprint(played, second, probes)
+        one, two = await _fingerprint(played, first, probes), await _fingerprint(played, second, probes)
         if one != two:
             return CheckResult(name, False, f"after block {number} (positions {block.tasks[0].timestamp}-"
                                             f"{block.tasks[-1].timestamp}) two instances given the same records "
@@ -213,15 +195,16 @@ def _asked_after(played: Played, blocks_learned: int) -> list[Task]:
     return following
 
 
-def _fingerprint(played: Played, method: Method, probes: list[Task]) -> str:
+async def _fingerprint(played: Played, method: MethodHandle, probes: list[Task]) -> str:
     """What shows a method's state: its JSON state, or (no JSON state) its contexts on `probes`."""
     if copies(played):
-        return "\n".join(f"{t.task_id}: {context_for(method, t)}" for t in probes)
-    return _state_bytes(method).decode()
+        texts = await method.contexts(probes)
+        return "\n".join(f"{t.task_id}: {text}" for t, text in zip(probes, texts, strict=True))
+    return (await state_bytes(method)).decode()
 
 
-def _state_bytes(method: Method) -> bytes:
-    return orjson.dumps(method.state(), option=orjson.OPT_SORT_KEYS)
+async def state_bytes(method: MethodHandle) -> bytes:
+    return orjson.dumps(await method.state(), option=orjson.OPT_SORT_KEYS)
 
 
 def per(total: int, count: int) -> str:

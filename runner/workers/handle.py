@@ -64,6 +64,10 @@ class MethodHandle(Protocol):
     """`in-process`, `process only`, or the kernel's boundary the worker runs under."""
     times: MethodTimes
 
+    @property
+    def labelled(self) -> bool:
+        """Whether its contexts are asked with the task's phase and window (the reference's adapter)."""
+
     async def contexts(self, tasks: Sequence[Task]) -> list[str]: ...
 
     async def learn(self, records: Sequence[EpisodeRecord]) -> None: ...
@@ -114,6 +118,10 @@ class InProcessMethod:
     passthrough: tuple[type[BaseException], ...] = ()
     boundary: str = "in-process"
     times: MethodTimes = field(default_factory=MethodTimes)
+
+    @property
+    def labelled(self) -> bool:
+        return isinstance(self.method, Labelled)
 
     async def contexts(self, tasks: Sequence[Task]) -> list[str]:
         texts = []
