@@ -81,6 +81,11 @@ JOIN (SELECT DISTINCT stream_id, model, method, scenario FROM units WHERE run_id
 WHERE c.run_id = ?1 AND c.purpose = 'method' AND c.from_cache = 0
 GROUP BY 1, 2, 3, 4
 """
+# Per stream: the method's own calls (every journaled one, a replayed answer too), tokens and spend.
+_METHOD_SUMS = """
+SELECT stream_id, count(*), sum(input_tokens), sum(output_tokens), sum(cost_usd)
+FROM model_calls WHERE run_id = ? AND purpose = 'method' GROUP BY stream_id
+"""
 
 
 class CallQueries(QueryGroup):
@@ -123,6 +128,11 @@ class CallQueries(QueryGroup):
         return [EpisodeCalls(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), int(r[5]),
                              None if r[6] is None else str(r[6]), *(int(v or 0) for v in r[7:]))
                 for r in await self._rows(_EPISODE_CALLS, (run_id,))]
+
+    async def method_sums(self, run_id: str) -> dict[str, tuple[int, int, int, float]]:
+        """Per stream: its method's own calls, input tokens, output tokens and USD."""
+        return {str(stream): (int(calls), int(tokens_in or 0), int(tokens_out or 0), float(usd or 0.0))
+                for stream, calls, tokens_in, tokens_out, usd in await self._rows(_METHOD_SUMS, (run_id,))}
 
     async def method_calls(self, run_id: str) -> list[MethodCalls]:
         """The learning methods' own calls per stream and model called."""

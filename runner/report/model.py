@@ -173,6 +173,11 @@ class MethodStream:
     """The failure's one line, for a stream stopped by its method (or resolved)."""
     boundary: str = ""
     """What the method ran under: `in-process`, `process only`, or the worker's Landlock ruleset."""
+    method_calls: int = 0
+    """The method's own model calls (through `setup.client`), their tokens and their cost."""
+    method_input_tokens: int = 0
+    method_output_tokens: int = 0
+    method_usd: float = 0.0
 
 
 BATCH_OUTCOMES = ("succeeded", "resubmitted", "sent_live", "errored", "expired", "canceled", "pending")

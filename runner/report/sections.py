@@ -40,7 +40,7 @@ def report_sections(report: Report) -> list[tuple[str, Table, str]]:
           if any(s.audits for s in report.streams) else []),
         *([(RETRIES_TITLE, retry_table(report), "llrrrrr")] if report.retries else []),
         *([(POOLS_TITLE, pool_table(report), "llrr")] if report.replicas else []),
-        *([(METHOD_TITLE, method_table(report.method_streams), "llrlrll")] if report.method_streams else []),
+        *([(METHOD_TITLE, method_table(report.method_streams), "llrlrlrrrl")] if report.method_streams else []),
     ]
 
 
