@@ -12,7 +12,7 @@ outstanding at a provider, cancelled or named),
 `runner.cli:main` is the console entry point; `python -m runner.cli` runs the same.
 
 Arrows: cli -> every package but display and stats (it is the top of the house): views, evidence, report,
-audits, method_check, shards, schedule, models, cost, config, journal, providers, datasets, common.
+audits, method_check, shards, schedule, models, cost, config, journal, providers, workers, datasets, common.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def test_a_frame_spy_finds_nothing_of_the_check_in_its_frames(built_suite: Path,
     code, out, failed = check(capsys, f"{guest_file(tmp_path)}:SPY", "--dataset", str(built_suite))
     # its state holds its pid, so two instances (two workers) differ: that, and only that, fails
     assert sorted(failed) == ["instances are independent", "learn is deterministic"], out
-    assert all('"found":[]' in line for line in failed.values()), failed
+    assert all('found":[]' in line for line in failed.values()), failed
 
 
 def test_a_loop_ends_at_its_limit_as_one_fail_line(built_suite: Path, tmp_path: Path,
