@@ -2,8 +2,9 @@
 
 Saved = the batch calls' tokens priced at the live rates of the run's table (its sweep file's overrides
 over the shipped one) minus what those calls were charged (their batch price). A replayed answer sent
-nothing, so its tokens count for neither. A batched model with no live price in the table has no saving
-to compute: it is named instead (`unpriced`), never counted as $0 saved. The report reads these.
+nothing, so its tokens count for neither. A batched model with no live price in the table, or no batch
+price (`--allow-unpriced` ran its batched calls unpriced), has no saving to compute: it is named instead
+(`unpriced`), never counted as $0 saved or as its whole live price saved. The report reads these.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def _spend(row: BatchCallSpend, prices: Mapping[str, Price]) -> BatchSpend:
     live = prices.get(row.called)
     usage = Usage(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens,
                   cache_write_1h_tokens=row.cache_write_1h_tokens)
-    at_live = cost_usd(usage, live) if live is not None else row.cost_usd
+    # A model with no batch tier ran its batched calls unpriced (--allow-unpriced): they cost nothing, and
+    # pricing their tokens live would count the whole live price as saved.
+    at_live = cost_usd(usage, live) if live is not None and live.batch is not None else row.cost_usd
     return BatchSpend(batch_usd=row.cost_usd, saved_usd=at_live - row.cost_usd, batch_calls=row.calls)
 
 
@@ -57,5 +60,9 @@ def batch_spend_total(rows: Iterable[BatchCallSpend], prices: Mapping[str, Price
 
 
 def unpriced_batched(rows: Iterable[BatchCallSpend], prices: Mapping[str, Price]) -> list[str]:
-    """Models called through a batch API with no live price to measure the saving against."""
-    return sorted({row.called for row in rows if row.route == "batch" and row.called not in prices})
+    """Models called through a batch API with no live price to measure the saving against, or no batch
+    price (their batched calls unpriced)."""
+    def lacking(name: str) -> bool:
+        price = prices.get(name)
+        return price is None or price.batch is None
+    return sorted({row.called for row in rows if row.route == "batch" and lacking(row.called)})

@@ -29,10 +29,10 @@ BATCH_KINDS = ("openai", "anthropic", "openai-compatible")
 
 
 def batch_prices(config: SweepConfig, entries: Mapping[str, ModelEntry],
-                 prices: Mapping[str, Price | None]) -> dict[str, Price]:
-    """Each model whose test calls are batched, with its batch price; a model that is asked to batch and
-    cannot is refused with one line naming it and what to do."""
-    batched: dict[str, Price] = {}
+                 prices: Mapping[str, Price | None]) -> dict[str, Price | None]:
+    """Each model whose test calls are batched, with its batch price (None: unpriced, --allow-unpriced); a
+    model that is asked to batch and cannot is refused with one line naming it and what to do."""
+    batched: dict[str, Price | None] = {}
     for name, entry in entries.items():
         table = config.endpoints.get(name)
         if endpoint_batch_mode(config.batch, table) != "tests":
@@ -44,16 +44,27 @@ def batch_prices(config: SweepConfig, entries: Mapping[str, ModelEntry],
         if entry.kind not in BATCH_KINDS or batch_backend(entry.client) is None:
             raise ShiftbenchInputError(f"--batch tests: '{name}' is a {entry.kind} endpoint, which has no batch API "
                                        f"shiftbench can use; {off} (its calls then run live)")
-        price = prices.get(name)
-        if price is None or price.batch is None:
-            raise ShiftbenchInputError(f"--batch tests: no batch price known for '{name}'; add "
-                                       f'[prices."{name}".batch] to the sweep file, or {off}')
-        batched[name] = price.batch
+        batched[name] = _batch_price(config, name, prices.get(name), off)
     return batched
 
 
+def _batch_price(config: SweepConfig, name: str, price: Price | None, off: str) -> Price | None:
+    """The model's batch tier; None (its batched calls unpriced, as a live run's unpriced model is) only
+    with --allow-unpriced: a budget cannot cap what it cannot price, so the run must be told."""
+    if price is not None and price.batch is not None:
+        return price.batch
+    if config.allow_unpriced:
+        return None
+    # The rates a user writes are on the provider's pricing page, which lists batch prices beside live.
+    raise ShiftbenchInputError(
+        f"--batch tests: no batch price known for '{name}'; give it in the sweep file as a "
+        f'[prices."{name}".batch] table (input, cached_input, cache_write, output in USD per million '
+        f"tokens: the provider's pricing page lists its batch prices), or pass --allow-unpriced to run its "
+        f"batched calls unpriced, or {off}")
+
+
 async def refuse_without_batch_api(config: SweepConfig, entries: Mapping[str, ModelEntry],
-                                   batched: Mapping[str, Price]) -> None:
+                                   batched: Mapping[str, Price | None]) -> None:
     """Ask each batching model's endpoint whether it offers a batch API (one GET of its batch list, as
     `probe --full` does), before a paid call: a server that says no (llama.cpp, vLLM) is refused with one
     line; one that cannot say is let through (its first batch tells)."""
@@ -75,7 +86,7 @@ def _backend(entry: ModelEntry) -> BatchBackend:
     return backend
 
 
-def make_batcher(config: SweepConfig, entries: Mapping[str, ModelEntry], batched: Mapping[str, Price],
+def make_batcher(config: SweepConfig, entries: Mapping[str, ModelEntry], batched: Mapping[str, Price | None],
                  run_id: str, journal: Journal, say: Callable[[str], None],
                  clock: BatchClock | None = None) -> Batcher | None:
     """The run's batcher over the batching models' endpoints; None when none batches."""

@@ -53,8 +53,9 @@ class ClientStack:
     """An audit's recorded run: its paid answers answer the same unit's identical requests for free."""
     batcher: Batcher | None = None
     """`--batch tests`: the run's batches, for the models it batches (their test calls)."""
-    batch_prices: Mapping[str, Price] = field(default_factory=dict)
-    """Each batching model's batch price (what its batched calls reserve and are charged)."""
+    batch_prices: Mapping[str, Price | None] = field(default_factory=dict)
+    """Each batching model's batch price (what its batched calls reserve and are charged; None: unpriced,
+    --allow-unpriced, as a live call of an unpriced model is)."""
 
     def __post_init__(self) -> None:
         run_wide = PriorityLimiter(self.concurrency)

@@ -35,7 +35,7 @@ def batch_lines(report: Report) -> list[str]:
     lines = [f"batch: live ${s.live_usd:.4f}, batch ${s.batch_usd:.4f} ({s.batch_calls:,} calls), batching saved "
              f"${s.saved_usd:.4f}; {b.batches} batches in {b.rounds} rounds{turnaround}"]
     if b.unpriced:
-        lines.append(f"batch: no live price for {', '.join(b.unpriced)}, so its saving is not counted")
+        lines.append(f"batch: no live or no batch price for {', '.join(b.unpriced)}, so its saving is not counted")
     if b.outstanding:
         lines.append(f"batch: {len(b.outstanding)} OUTSTANDING, the provider may still process and bill them "
                      f"(`shiftbench resume` collects them; `runs rm` cancels them): {', '.join(b.outstanding[:3])}"
