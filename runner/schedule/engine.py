@@ -294,12 +294,16 @@ class Engine:
         limiter = self.admission.limiter(stream.model)
         live = self.progress.streams[stream.stream_id]
         try:
-            # The frozen method's contexts in one request: they depend on its frozen state only, and a worker's
-            # round trip per test task cost more than the offline episode it serves (bench/README.md).
-            contexts = dict(zip([u.unit_id for u in units], await frozen.contexts([u.task for u in units]),
-                                strict=True))
+            try:
+                # The frozen method's contexts in one request: they depend on its frozen state only, and a
+                # worker's round trip per test task cost more than the offline episode it serves.
+                contexts = dict(zip([u.unit_id for u in units], await frozen.contexts([u.task for u in units]),
+                                    strict=True))
+            finally:
+                # It is asked nothing more, so its worker ends now rather than after the test episodes: a
+                # test set's worker held its memory for as long as its episodes took (bench/README.md).
+                await close_all(frozen, {})
         except MethodFailure as failure:
-            await close_all(frozen, {})
             await self._method_failed(stream, f"test set of window {window}", failure)
             stream_scope.cancel()
             return
@@ -318,12 +322,9 @@ class Engine:
                 live.record_test(unit.task.category, result.grade.reward)
                 live.episode_ended(unit.unit_id, self.progress.clock())
 
-        try:
-            async with anyio.create_task_group() as group:
-                for unit in units:
-                    group.start_soon(one, unit)
-        finally:
-            await close_all(frozen, {})
+        async with anyio.create_task_group() as group:
+            for unit in units:
+                group.start_soon(one, unit)
 
     # ---------------------------------------------------------------------------------------- episodes
 

@@ -361,3 +361,31 @@ async def test_each_episodes_judge_is_asked_for_at_the_episodes_priority(tmp_pat
     assert {stream.unit_id(t): SERVING for t in scenario.serving}.items() <= asked.items()
     assert {u: p for u, p in asked.items() if p == TEST}.keys() == {
         unit.unit_id for task in scenario.test for unit in stream.test_units(task)}
+
+
+async def test_a_test_sets_method_is_closed_once_it_has_given_its_contexts(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test set asks its frozen method for every context at once, so its worker must end before the set's
+    episodes run, not hold its memory until the last of them ends."""
+    scenario = toy_scenario(windows=2, serving_per_window=3, test_per_window=4)
+    stream = stream_of(scenario)
+    closes: list[int] = []
+    closed_before_first_test: list[int] = []
+    decide = toy_decider(lambda r: context_of(r)["best"])
+
+    async def counted_close(self: InProcessMethod) -> None:
+        closes.append(1)
+
+    async def respond(request: ModelRequest) -> AssistantTurn:
+        if len(request.messages) == 1 and "case c-t0-" in request.messages[0].content:
+            closed_before_first_test.append(len(closes))
+        return await decide(request)
+
+    monkeypatch.setattr(InProcessMethod, "close", counted_close)
+    model = ScriptModel(respond)
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        await create(journal, scenario, stream)
+        await make_engine(journal, model, 1, [], stream).run([stream])
+    # window 0's test set closed its method before its first episode's call; the serving method is still open
+    assert len(closed_before_first_test) == 4 and min(closed_before_first_test) >= 1
+    assert len(closes) >= 3  # each window's test set, then the serving method
