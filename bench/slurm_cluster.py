@@ -243,6 +243,17 @@ class Bench:
                 "seal_equal": seals["merged"] == seals["one"], "verify": verified.returncode, "one_s": one_s}
 
 
+def hold(cluster: Cluster) -> int:
+    """Keep the daemons up for commands typed in other shells; Ctrl-C (or SIGTERM) stops them by PID."""
+    say(f"  in another shell: export SLURM_CONF={cluster.folder / 'slurm.conf'}   then sinfo, sbatch ... as in "
+        "docs/shards/README.md; Ctrl-C here stops the cluster")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.slurm_cluster", description=__doc__.split("\n")[0])
     parser.add_argument("--scratch", type=Path, help="where the cluster and the work folder go (default: a new "
@@ -251,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pilot", type=int, default=30)
     parser.add_argument("--full", action="store_true", help="docs/shards/sweep.toml as it is (the whole suite)")
     parser.add_argument("--victim", type=int, default=1, help="the array task cancelled and requeued")
+    parser.add_argument("--hold", action="store_true", help="only start the cluster and keep it up until Ctrl-C, "
+                                                            "for docs/shards/'s recipes typed by hand")
     args = parser.parse_args(argv)
     # SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so the daemons are stopped by their PIDs on the way out
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -270,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     with running_cluster(scratch / "cluster") as cluster:
         say(f"  cluster up in {time.monotonic() - started:.1f} s: node {cluster.node}, {cluster.cpus} CPUs, "
             f"{cluster.memory_mb:,} MB; munged, slurmctld, slurmd on 127.0.0.1")
+        if args.hold:
+            return hold(cluster)
         sweep = sweep_file(work, args.scenarios, args.pilot, args.full)
         bench = Bench(cluster, work, args.victim)
         figures = bench.run(sweep)
