@@ -28,6 +28,7 @@ import argparse
 import hashlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,7 +41,7 @@ from typing import Any
 import anyio
 import orjson
 
-from bench.slurm_daemons import INSTALL, Cluster, missing_tools, running_cluster
+from bench.slurm_daemons import Cluster, not_ready, running_cluster
 from runner.journal import read_only
 
 __all__ = ["main"]
@@ -137,6 +138,17 @@ class Bench:
         return subprocess.run(["shiftbench", *args], capture_output=True, text=True, cwd=self.work, env=self.env,
                               timeout=WAIT_S)
 
+    def why(self, task: int) -> str:
+        """A task's end in one line: its log's last line, else slurmd's last error (a job that never got to
+        write its log: a script slurmd could not run, a user it could not become)."""
+        log = self.work / f"shiftbench-shard-{task}.log"
+        if log.is_file() and log.read_text().strip():
+            last = self.log_tail(log.name)
+            return "it finished first; give a larger --pilot" if "Next:" in log.read_text() else f"{log.name}: {last}"
+        errors = [ln for ln in (self.cluster.folder / "slurmd.log").read_text(errors="replace").splitlines()
+                  if "error" in ln.lower()]
+        return f"no job log; slurmd: {errors[-1].strip() if errors else 'no error logged'}"
+
     def log_tail(self, name: str, lines: int = 1) -> str:
         return "\n".join((self.work / name).read_text().strip().splitlines()[-lines:])
 
@@ -149,8 +161,8 @@ class Bench:
         def mid_work() -> bool:
             state = job_state(self.cluster, victim_job)[0]
             if state in ENDED:
-                raise RuntimeError(f"task {victim_job} ended ({state}) before it could be cancelled mid-work; give "
-                                   "a larger --pilot")
+                raise RuntimeError(f"task {victim_job} ended ({state}) before it could be cancelled mid-work: "
+                                   f"{self.why(self.victim)}")
             return state == "RUNNING" and episodes(victim_journal) >= 5
 
         wait_for(f"task {victim_job} mid-work", mid_work, POLL_S)
@@ -231,6 +243,17 @@ class Bench:
                 "seal_equal": seals["merged"] == seals["one"], "verify": verified.returncode, "one_s": one_s}
 
 
+def hold(cluster: Cluster) -> int:
+    """Keep the daemons up for commands typed in other shells; Ctrl-C (or SIGTERM) stops them by PID."""
+    say(f"  in another shell: export SLURM_CONF={cluster.folder / 'slurm.conf'}   then sinfo, sbatch ... as in "
+        "docs/shards/README.md; Ctrl-C here stops the cluster")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.slurm_cluster", description=__doc__.split("\n")[0])
     parser.add_argument("--scratch", type=Path, help="where the cluster and the work folder go (default: a new "
@@ -239,12 +262,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pilot", type=int, default=30)
     parser.add_argument("--full", action="store_true", help="docs/shards/sweep.toml as it is (the whole suite)")
     parser.add_argument("--victim", type=int, default=1, help="the array task cancelled and requeued")
+    parser.add_argument("--hold", action="store_true", help="only start the cluster and keep it up until Ctrl-C, "
+                                                            "for docs/shards/'s recipes typed by hand")
     args = parser.parse_args(argv)
     # SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so the daemons are stopped by their PIDs on the way out
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    missing = missing_tools()
-    if missing:
-        print(f"bench.slurm_cluster: {', '.join(missing)} not found; install them: {INSTALL}", file=sys.stderr)
+    lacking = not_ready(args.scratch or Path(tempfile.gettempdir()))
+    if lacking:
+        print(f"bench.slurm_cluster: {lacking}", file=sys.stderr)
+        return 2
+    if shutil.which("shiftbench", path=str(shiftbench_bin())) is None:
+        print(f"bench.slurm_cluster: no shiftbench beside {sys.executable}, so the jobs could not run it: run this "
+              "with the project's environment's python (.venv/bin/python, after pip install -e .)", file=sys.stderr)
         return 2
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="shiftbench-slurm-"))
     work = scratch / "work"
@@ -254,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     with running_cluster(scratch / "cluster") as cluster:
         say(f"  cluster up in {time.monotonic() - started:.1f} s: node {cluster.node}, {cluster.cpus} CPUs, "
             f"{cluster.memory_mb:,} MB; munged, slurmctld, slurmd on 127.0.0.1")
+        if args.hold:
+            return hold(cluster)
         sweep = sweep_file(work, args.scenarios, args.pilot, args.full)
         bench = Bench(cluster, work, args.victim)
         figures = bench.run(sweep)

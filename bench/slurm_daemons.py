@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["INSTALL", "TOOLS", "Cluster", "missing_tools", "running_cluster"]
+__all__ = ["INSTALL", "TOOLS", "Cluster", "missing_tools", "not_ready", "running_cluster"]
 
 TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "scancel", "sinfo")
 INSTALL = "apt-get install -y slurm-wlm munge"
@@ -38,6 +38,30 @@ def _find(tool: str) -> str | None:
 
 def missing_tools() -> list[str]:
     return [tool for tool in TOOLS if _find(tool) is None]
+
+
+RECIPE_CPUS, RECIPE_MEMORY_MB = 2, 4096 + 1024
+"""What docs/shards/ asks of a node: a shard task's `--cpus-per-task=2 --mem=4G`, the merge's `--mem=1G`."""
+
+
+def not_ready(scratch: Path) -> str | None:
+    """What this machine lacks for a one-node cluster running the recipes, in one line (None: nothing).
+    Said before any daemon starts: each of these otherwise shows only as jobs that never start or fail."""
+    missing = missing_tools()
+    if missing:
+        return f"{', '.join(missing)} not found; install them: {INSTALL}"
+    if os.geteuid() != 0:
+        return ("slurmd starts every job as its user, which only root may do: run this as root (sudo -E env "
+                "PATH=\"$PATH\" python -m bench.slurm_cluster)")
+    cpus, memory_mb = os.cpu_count() or 1, _memory_mb()
+    if cpus < RECIPE_CPUS or memory_mb < RECIPE_MEMORY_MB:
+        return (f"this machine has {cpus} CPUs and {memory_mb:,} MB for jobs; the recipes ask {RECIPE_CPUS} CPUs "
+                f"and 4 GB a shard task and 1 GB for the merge ({RECIPE_MEMORY_MB:,} MB): run it on a larger machine")
+    probe = scratch if scratch.exists() else scratch.parent
+    if os.statvfs(probe).f_flag & os.ST_NOEXEC:
+        return (f"{probe} is on a filesystem mounted noexec, and slurmd runs each job's script from its spool "
+                "there: give --scratch DIR on another filesystem")
+    return None
 
 
 @dataclass(frozen=True)

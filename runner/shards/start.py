@@ -12,7 +12,9 @@ any probe: the split needs it (shards started together build the built-in suite 
 from __future__ import annotations
 
 import fcntl
+import os
 import socket
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -22,7 +24,8 @@ from runner.common.version import code_version
 from runner.config.fit import check_oracle_readable, scenarios_present
 from runner.config.plan import RunPart, Stream
 from runner.config.settings import SweepConfig, config_hash
-from runner.journal import RunRow, read_only
+from runner.journal import STOPPING, RunRow, read_only
+from runner.journal.lease import lease_meta_key, live_writer
 from runner.journal.sweep_record import SHARD_PREFIX, ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
 from runner.models.registry import build_models, close_models, model_prices
 from runner.schedule.paths import check_journal_target
@@ -93,6 +96,12 @@ async def start_shard(config: SweepConfig, spec: ShardSpec, journal_path: Path, 
     if existing is None:
         return await start_sweep(replace(config, budget=record.cap_usd), journal_path, display, say, plan.part)
     _check_same_sweep(existing, record, journal_path)
+    if writer := await _writer(journal_path, existing):
+        # refused before it says "continues": a copy on another node (a task requeued while the first still
+        # runs, a command run by hand) must not look, even for a line, as if it had taken the shard over
+        raise ShiftbenchInputError(f"{journal_path}: shard {spec} of sweep {record.sweep_id} is still running in "
+                                   f"{writer}; nothing was written. Wait for it to end or stop it there; if that "
+                                   "host is down, run this again once its lease has lapsed")
     if existing.status == "completed":
         say(f"Shard {spec} of sweep {record.sweep_id} is already complete (run {record.run_id} in {journal_path}); "
             "nothing to run.")
@@ -140,6 +149,14 @@ async def _existing_run(journal_path: Path, record: ShardRecord) -> RunRow | Non
                     "written. Give each shard its own journal ('{shard}' in --journal), or run the command that "
                     "started that shard")
         return await reader.run(record.run_id)
+
+
+async def _writer(journal_path: Path, run: RunRow) -> str | None:
+    """Who holds the shard's run now, by its lease (on any host), in words; None: nobody."""
+    async with read_only(journal_path) as reader:
+        lease = await reader.meta(lease_meta_key(run.run_id))
+    live = run.status == "running" or run.status.startswith(STOPPING)
+    return live_writer(live, run.pid, "", lease, time.time(), os.getpid())
 
 
 def _check_same_sweep(existing: RunRow, record: ShardRecord, journal_path: Path) -> None:
