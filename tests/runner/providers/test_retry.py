@@ -182,7 +182,8 @@ async def test_queueing_for_a_rate_limit_slot_does_not_count_against_the_attempt
     limiter = RateLimiter(RateLimits(max_concurrency=1))
     responses: list[ModelResponse] = []
     async with serve_mock() as mock, make_http_client() as http:
-        client = openai_client(mock.base_url, http, fast_retrier(attempt_timeout_s=0.3), limiter=limiter)
+        # An attempt timeout in seconds: 0.3 s once, and a loaded machine's own round trip could pass it.
+        client = openai_client(mock.base_url, http, fast_retrier(attempt_timeout_s=2.0), limiter=limiter)
 
         async def call() -> None:
             responses.append(await client.respond(request()))
@@ -190,7 +191,7 @@ async def test_queueing_for_a_rate_limit_slot_does_not_count_against_the_attempt
         async with anyio.create_task_group() as group:
             async with limiter.slot(0) as held:
                 group.start_soon(call)
-                await anyio.sleep(0.4)  # longer than the attempt timeout
+                await anyio.sleep(2.5)  # longer than the attempt timeout
                 held.outcome = "ok"
     assert responses[0].attempts == 1 and len(mock.requests) == 1
 
