@@ -131,9 +131,10 @@ async def test_stalling_on_every_attempt_is_a_provider_timeout() -> None:
 
 
 async def test_each_attempt_has_a_timeout_even_while_bytes_trickle() -> None:
-    retrier = fast_retrier(attempt_timeout_s=0.3)
+    # Seconds, not tenths (0.3 s once): the retry's own round trip must fit its attempt on a loaded machine.
+    retrier = fast_retrier(attempt_timeout_s=2.0)
     async with serve_mock() as mock, make_http_client() as http:
-        mock.script(Reply(text="slowly", chunk_delay_s=0.1), Reply(text="done"))
+        mock.script(Reply(text="slowly", chunk_delay_s=1.0), Reply(text="done"))
         response = await openai_client(mock.base_url, http, retrier).respond(request())
     assert response.attempts == 2 and response.turn.text == "done"
 
