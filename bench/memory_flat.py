@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from runner.journal.journaled_share import journaled_share
 
 __all__ = ["sample_run"]
 
@@ -34,19 +35,6 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def _progress(journal: Path) -> float | None:
-    """Journaled episodes over units, or None while the run has not made its units yet."""
-    if not journal.exists():
-        return None
-    try:
-        with sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=0.2) as db:
-            units = db.execute("SELECT count(*) FROM units").fetchone()[0]
-            done = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
-    except sqlite3.Error:
-        return None
-    return done / units if units else None
-
-
 def sample_run(folder: Path, args: list[str], name: str) -> dict[str, float]:
     """RSS (MB) of one run at each mark of its journaled units and of its wall time, its peak, its wall."""
     journal = folder / f"{name}.sqlite"
@@ -55,7 +43,7 @@ def sample_run(folder: Path, args: list[str], name: str) -> dict[str, float]:
                                cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     samples: list[tuple[float, float, float]] = []  # (seconds, progress, RSS MB) once the units exist
     while process.poll() is None:
-        done = _progress(journal)
+        done = journaled_share(journal)
         try:
             rss = _rss_mb(process.pid)
         except OSError:
