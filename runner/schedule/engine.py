@@ -46,6 +46,7 @@ from runner.providers.taxonomy import InfrastructureError
 from runner.schedule.admission import TEST_EPISODES_IN_FLIGHT, TestAdmission
 from runner.schedule.engine_rows import audit_row, episode_rows, stream_progress
 from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
+from runner.schedule.in_flight import EpisodesInFlight
 from runner.schedule.method_errors import StreamFailure, located, stream_failure
 from runner.schedule.method_time import save_times
 from runner.schedule.stream_methods import Frozen, StreamMethods, close_all
@@ -114,6 +115,7 @@ class Engine:
     """Streams stopped by their method, by stream id."""
     admission: TestAdmission = field(default_factory=TestAdmission)
     """When test sets start and how many test episodes run at once (`--batch tests` changes both)."""
+    in_flight: EpisodesInFlight = field(default_factory=EpisodesInFlight)
     _unsaved: dict[str, int] = field(default_factory=dict)
     """Per stream, serving episodes learned from since its last checkpoint."""
     _handed: dict[str, Handed] = field(default_factory=dict)
@@ -291,7 +293,8 @@ class Engine:
             await self._method_failed(stream, f"test set of window {window}", failure)
             stream_scope.cancel()
             return
-        limiter = self.admission.limiter(stream.model)
+        batched = self.clients.batcher.models if self.clients.batcher is not None else frozenset()
+        limiter = self.in_flight.around(self.admission.limiter(stream.model), stream.model, batched)
         live = self.progress.streams[stream.stream_id]
         try:
             try:

@@ -125,9 +125,10 @@ async def test_a_non_streamed_call_waits_past_the_stall_timeout() -> None:
 
 
 async def test_a_streamed_call_still_has_its_stall_timeout() -> None:
-    settings = HttpSettings(stall_timeout_s=0.2)
+    # A stall time of seconds (0.2 s once let a loaded machine cut the retry too), the silence ten times that.
+    settings = HttpSettings(stall_timeout_s=2.0)
     async with serve_mock() as mock, make_http_client(settings) as http:
-        mock.script(Reply(text="late", delay_s=1.0), Reply(text="on time"))
+        mock.script(Reply(text="late", delay_s=20.0), Reply(text="on time"))
         response = await openai_client(mock.base_url, http).respond(request())
     assert response.turn.text == "on time" and response.attempts == 2
 

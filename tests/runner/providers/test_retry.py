@@ -131,9 +131,10 @@ async def test_stalling_on_every_attempt_is_a_provider_timeout() -> None:
 
 
 async def test_each_attempt_has_a_timeout_even_while_bytes_trickle() -> None:
-    retrier = fast_retrier(attempt_timeout_s=0.3)
+    # Seconds, not tenths (0.3 s once): the retry's own round trip must fit its attempt on a loaded machine.
+    retrier = fast_retrier(attempt_timeout_s=2.0)
     async with serve_mock() as mock, make_http_client() as http:
-        mock.script(Reply(text="slowly", chunk_delay_s=0.1), Reply(text="done"))
+        mock.script(Reply(text="slowly", chunk_delay_s=1.0), Reply(text="done"))
         response = await openai_client(mock.base_url, http, retrier).respond(request())
     assert response.attempts == 2 and response.turn.text == "done"
 
@@ -182,7 +183,8 @@ async def test_queueing_for_a_rate_limit_slot_does_not_count_against_the_attempt
     limiter = RateLimiter(RateLimits(max_concurrency=1))
     responses: list[ModelResponse] = []
     async with serve_mock() as mock, make_http_client() as http:
-        client = openai_client(mock.base_url, http, fast_retrier(attempt_timeout_s=0.3), limiter=limiter)
+        # An attempt timeout in seconds: 0.3 s once, and a loaded machine's own round trip could pass it.
+        client = openai_client(mock.base_url, http, fast_retrier(attempt_timeout_s=2.0), limiter=limiter)
 
         async def call() -> None:
             responses.append(await client.respond(request()))
@@ -190,7 +192,7 @@ async def test_queueing_for_a_rate_limit_slot_does_not_count_against_the_attempt
         async with anyio.create_task_group() as group:
             async with limiter.slot(0) as held:
                 group.start_soon(call)
-                await anyio.sleep(0.4)  # longer than the attempt timeout
+                await anyio.sleep(2.5)  # longer than the attempt timeout
                 held.outcome = "ok"
     assert responses[0].attempts == 1 and len(mock.requests) == 1
 

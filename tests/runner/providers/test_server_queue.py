@@ -53,7 +53,7 @@ async def test_without_the_slots_known_the_same_queue_cuts_the_calls_at_its_back
 
 
 async def test_a_call_in_the_slot_that_goes_silent_is_still_cut_and_the_one_behind_it_is_not() -> None:
-    settings = HttpSettings(stall_timeout_s=0.5)
+    settings = STALL  # 0.5 s once: on a loaded machine the retry's own first byte came later and it was cut too
     async with serve_mock() as mock, make_http_client(settings) as http:
         mock.slots = 1
         # The first stalls after one event and holds the slot until the client hangs up; the second waits.
@@ -73,11 +73,12 @@ async def test_a_call_in_the_slot_that_goes_silent_is_still_cut_and_the_one_behi
 
 
 async def test_a_call_in_a_free_slot_that_gets_no_byte_at_all_is_cut() -> None:
-    settings = HttpSettings(stall_timeout_s=0.3)
-    async with serve_mock() as mock, make_http_client(settings) as http:
-        mock.script(Reply(text="lost", delay_s=5.0), Reply(text="done"))  # the server sits on the first
+    # The stall time in seconds (0.3 s once let a loaded machine cut the retry as well) and the server's
+    # silence ten times longer, so the bound tells a stall cut from waiting the server out.
+    async with serve_mock() as mock, make_http_client(STALL) as http:
+        mock.script(Reply(text="lost", delay_s=60.0), Reply(text="done"))  # the server sits on the first
         client = openai_client(mock.base_url, http, fast_retrier(), queue=ServerQueue(1))
-        with anyio.fail_after(4):  # cut after the stall time, not after the server's 5 s
+        with anyio.fail_after(20):  # cut after the stall time, not after the server's 60 s
             response = await client.respond(request())
     assert response.attempts == 2 and response.turn.text == "done"
 
