@@ -45,7 +45,7 @@ async def remove_run(path: Path, run_id: str) -> Removed:
         if run is None:
             raise ShiftbenchInputError(f"{path}: no run '{run_id}' in this journal; "
                                        f"`shiftbench runs --journal {path}` lists the runs it holds")
-        if (writer := await _writer(reader, run)) is not None:
+        if (writer := await run_writer(reader, run)) is not None:
             raise ShiftbenchInputError(f"runs rm {run_id}: the run is being written by {writer}; "
                                        "stop it (Ctrl-C) first")
         episodes = await reader.episode_matches(run_id, EpisodeFilter())
@@ -57,7 +57,7 @@ async def remove_run(path: Path, run_id: str) -> Removed:
 async def vacuum_journal(path: Path) -> Vacuumed:
     async with read_only(path) as reader:
         live = [(run, writer) for run in await reader.runs()
-                if (writer := await _writer(reader, run, os.getpid())) is not None]
+                if (writer := await run_writer(reader, run, os.getpid())) is not None]
     if live:
         raise ShiftbenchInputError(f"journal vacuum: run {live[0][0].run_id} is being written by {live[0][1]}; "
                                    "vacuum when it has stopped")
@@ -66,7 +66,8 @@ async def vacuum_journal(path: Path) -> Vacuumed:
     return Vacuumed(before, journal_bytes(path))
 
 
-async def _writer(reader: Reader, run: RunRow, own_pid: int = 0) -> str | None:
-    """Who is writing the run now, in words (None: nobody), by its lease."""
+async def run_writer(reader: Reader, run: RunRow, own_pid: int = 0) -> str | None:
+    """Who is writing the run now, in words (None: nobody), by its lease on any host: every command that
+    must not touch a running run (runs rm, vacuum, resume, a shard's start) asks this."""
     status_live = run.status == "running" or run.status.startswith(STOPPING)
     return live_writer(status_live, run.pid, "", await reader.meta(lease_meta_key(run.run_id)), time.time(), own_pid)

@@ -26,7 +26,6 @@ some episodes run their tools; few enough that episodes in flight cost tens of M
 
 class EpisodesInFlight:
     def __init__(self, bound: int = RUN_WIDE_TEST_EPISODES) -> None:
-        self.bound = bound
         self.limiter = anyio.CapacityLimiter(bound)
         self.peak = 0
         """The most episodes that held a run-wide slot at once (tests check the bound)."""

@@ -38,7 +38,7 @@ from runner.cost.pricing import cost_usd
 from runner.display.live import Display, make_display
 from runner.display.progress import RunProgress
 from runner.journal import STOPPING, Batch, Journal, JournalFull, ModelCallRow, NewRun, UnitRow, open_journal
-from runner.journal.lease import lease_meta_key
+from runner.journal.housekeeping import run_writer
 from runner.journal.meta_keys import machine_meta_key
 from runner.journal.sweep_record import sweep_meta_key
 from runner.models.batch_lanes import batch_prices, make_batcher, refuse_without_batch_api
@@ -54,7 +54,7 @@ from runner.schedule.episode import EpisodeLimits
 from runner.schedule.full_disk import finish_run, first_full, not_started, stopped_by_full_disk
 from runner.schedule.guests import announce_guests, engine_method_options, settle_failures, worker_plans
 from runner.schedule.judge import judge_factory
-from runner.schedule.lease_keeper import LeaseKeeper, live_writer, take_lease
+from runner.schedule.lease_keeper import LeaseKeeper, take_lease
 from runner.schedule.paths import check_journal_target, dataset_root, interruptible, resolve_dataset, suite_root
 from runner.schedule.starting_progress import starting_progress
 from simulators.dataset import Dataset, load_dataset
@@ -240,8 +240,7 @@ async def _load_run(journal: Journal, journal_path: Path, run_id: str) -> tuple[
     if await journal.read.meta(sweep_meta_key(run_id)) is not None:
         raise ShiftbenchInputError(f"run {run_id} is a merge of shard journals; run the unfinished shards' "
                                    "commands again, then merge again")
-    writer = live_writer(_is_live(row.status), row.pid, "", await journal.read.meta(lease_meta_key(run_id)),
-                         time.time(), os.getpid())
+    writer = await run_writer(journal.read, row, os.getpid())
     if writer is not None:
         raise ShiftbenchInputError(f"run {run_id} is still running in {writer}; stop it first (Ctrl-C) or wait "
                                    "for it to end (if its host is down, until its lease lapses)")

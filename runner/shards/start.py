@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -24,8 +23,8 @@ from runner.common.version import code_version
 from runner.config.fit import check_oracle_readable, scenarios_present
 from runner.config.plan import RunPart, Stream
 from runner.config.settings import SweepConfig, config_hash
-from runner.journal import STOPPING, RunRow, read_only
-from runner.journal.lease import lease_meta_key, live_writer
+from runner.journal import RunRow, read_only
+from runner.journal.housekeeping import run_writer
 from runner.journal.sweep_record import SHARD_PREFIX, ShardRecord, shard_meta_key, shard_run_id, sweep_id_of
 from runner.models.registry import build_models, close_models, model_prices
 from runner.schedule.paths import check_journal_target
@@ -152,11 +151,8 @@ async def _existing_run(journal_path: Path, record: ShardRecord) -> RunRow | Non
 
 
 async def _writer(journal_path: Path, run: RunRow) -> str | None:
-    """Who holds the shard's run now, by its lease (on any host), in words; None: nobody."""
     async with read_only(journal_path) as reader:
-        lease = await reader.meta(lease_meta_key(run.run_id))
-    live = run.status == "running" or run.status.startswith(STOPPING)
-    return live_writer(live, run.pid, "", lease, time.time(), os.getpid())
+        return await run_writer(reader, run, os.getpid())
 
 
 def _check_same_sweep(existing: RunRow, record: ShardRecord, journal_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -42,12 +43,13 @@ def context_of(request: ModelRequest) -> dict[str, str]:
 
 
 def make_engine(journal: Journal, model: ScriptModel, block_size: int, instances: list[CountingMethod],
-                stream: Stream) -> Engine:
+                stream: Stream, concurrency: int = 8, **engine_fields: Any) -> Engine:
     progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
     progress.streams[stream.stream_id] = stream_progress(stream)
-    return Engine(run_id=RUN, journal=journal, progress=progress, clients=offline_clients(journal, progress, model),
+    return Engine(run_id=RUN, journal=journal, progress=progress,
+                  clients=offline_clients(journal, progress, model, concurrency=concurrency),
                   block_size=block_size, max_episode_attempts=2,
-                  domains=lambda name: ToyDomain(), method_specs=lambda name: counting_spec(instances))
+                  domains=lambda name: ToyDomain(), method_specs=lambda name: counting_spec(instances), **engine_fields)
 
 
 async def create(journal: Journal, scenario: Scenario, stream: Stream) -> None:
@@ -155,13 +157,7 @@ async def test_a_test_set_larger_than_its_in_flight_limit_sees_only_the_frozen_s
     model = ScriptModel(respond)
     async with open_journal(tmp_path / "j.sqlite") as journal:
         await create(journal, scenario, stream)
-        progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
-        progress.streams[stream.stream_id] = stream_progress(stream)
-        engine = Engine(run_id=RUN, journal=journal, progress=progress,
-                        clients=offline_clients(journal, progress, model, concurrency=4 * tests),
-                        block_size=1, max_episode_attempts=2, domains=lambda name: ToyDomain(),
-                        method_specs=lambda name: counting_spec([]))
-        await engine.run([stream])
+        await make_engine(journal, model, 1, [], stream, concurrency=4 * tests).run([stream])
     first_turns = [r for r in model.requests if len(r.messages) == 1 and "case c-t0-" in r.messages[0].content]
     assert len(first_turns) == tests and served_past[0].is_set()
     assert {context_of(r)["seen"] for r in first_turns} == {str(per_window)}

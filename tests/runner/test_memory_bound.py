@@ -11,14 +11,12 @@ from typing import Any
 
 import pytest
 
-from runner.display.progress import RunProgress
 from runner.journal import open_journal
 from runner.schedule import engine as engine_module
-from runner.schedule.engine import Engine, stream_progress
 from runner.schedule.episode import EpisodeResult
 from runner.schedule.in_flight import EpisodesInFlight
-from tests.fakes import ScriptModel, ToyDomain, counting_spec, offline_clients, toy_decider, toy_scenario
-from tests.runner.test_engine import RUN, context_of, create, stream_of
+from tests.fakes import ScriptModel, toy_decider, toy_scenario
+from tests.runner.test_engine import context_of, create, make_engine, stream_of
 
 BOUND = 8
 WINDOWS, TESTS = 6, 20
@@ -62,13 +60,7 @@ async def test_episodes_in_flight_and_their_results_stay_within_the_run_wide_bou
     in_flight = EpisodesInFlight(BOUND)
     async with open_journal(tmp_path / "j.sqlite") as journal:
         await create(journal, scenario, stream)
-        progress = RunProgress(run_id=RUN, journal_path=str(journal.path))
-        progress.streams[stream.stream_id] = stream_progress(stream)
-        engine = Engine(run_id=RUN, journal=journal, progress=progress,
-                        clients=offline_clients(journal, progress, model, concurrency=4 * TESTS),
-                        block_size=1, max_episode_attempts=2, domains=lambda name: ToyDomain(),
-                        method_specs=lambda name: counting_spec([]), in_flight=in_flight)
-        await engine.run([stream])
+        await make_engine(journal, model, 1, [], stream, concurrency=4 * TESTS, in_flight=in_flight).run([stream])
         done = await journal.fetchone("SELECT count(*) FROM episodes")
         gc.collect()
         # The engine, its progress and its journal are all still alive here: none keeps a finished episode.
