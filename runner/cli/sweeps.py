@@ -38,7 +38,8 @@ _FLAG_TO_FIELD = {"models": "models", "methods": "methods", "scenarios": "scenar
                   "method_context_limit": "method_context_limit", "method_learn_limit": "method_learn_limit",
                   "method_reads": "method_reads", "batch": "batch", "method_env": "method_env",
                   "method_memory": "method_memory", "method_output_size": "method_output_size",
-                  "method_state_size": "method_state_size", "method_context_size": "method_context_size"}
+                  "method_state_size": "method_state_size", "method_context_size": "method_context_size",
+                  "method_workers": "method_workers"}
 
 
 def add_sweep_parsers(commands: Any) -> None:
@@ -112,6 +113,9 @@ def _add_method_flags(run: argparse.ArgumentParser) -> None:
                        help="one state() as JSON (default 64)")
     guest.add_argument("--method-context-size", type=within(float, "method_context_size"), metavar="MB",
                        help="one context text (default 4)")
+    guest.add_argument("--method-workers", type=within(int, "method_workers"), metavar="N",
+                       help="the most streams served at once whose method runs in a worker on an offline model "
+                            "(each holds a worker; default 0: twice the cores; live models are never held back)")
 
 
 def add_result_flags(run: argparse.ArgumentParser) -> None:

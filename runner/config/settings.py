@@ -126,6 +126,9 @@ class SweepConfig:
     """MB one `state()` may take as JSON."""
     method_context_size: float = 4.0
     """MB one `context` text may take."""
+    method_workers: int = 0
+    """The most streams served at once whose user method runs in a worker on an offline model
+    (`runner.schedule.stream_slots`); 0: twice the cores. Not hashed (results do not change)."""
     batch: str = "off"
     """"tests": test episodes' model calls (agent and judge) go through their endpoint's batch API
     (`runner.config.batch_settings`); an endpoint's own `batch` overrides it for its models. Hashed when set."""
@@ -217,6 +220,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "model_concurrency": (1, 100_000), "max_episode_attempts": (1, 100), "max_request_attempts": (1, 100),
     "breaker_failures": (1, 10_000), "max_tokens": (1, 10_000_000), "pilot": (0, 10_000_000),
     "repeats": (1, 1_000), "max_turns": (1, 10_000), "shards": (0, 100_000), "replicas": (1, 1_000),
+    "method_workers": (0, 100_000),
 }
 """Integer fields and their allowed range (pilot 0 means off)."""
 

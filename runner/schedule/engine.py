@@ -50,6 +50,7 @@ from runner.schedule.in_flight import EpisodesInFlight
 from runner.schedule.method_errors import StreamFailure, located, stream_failure
 from runner.schedule.method_time import save_times
 from runner.schedule.stream_methods import Frozen, StreamMethods, close_all
+from runner.schedule.stream_slots import StreamSlots
 from runner.workers.failure import MethodFailure
 from runner.workers.handle import MethodHandle, MethodLimits, WorkerPlan
 from simulators.domain import Domain, Judge
@@ -116,6 +117,7 @@ class Engine:
     admission: TestAdmission = field(default_factory=TestAdmission)
     """When test sets start and how many test episodes run at once (`--batch tests` changes both)."""
     in_flight: EpisodesInFlight = field(default_factory=EpisodesInFlight)
+    stream_slots: StreamSlots = field(default_factory=StreamSlots)  # streams holding an offline worker at once
     _unsaved: dict[str, int] = field(default_factory=dict)
     """Per stream, serving episodes learned from since its last checkpoint."""
     _handed: dict[str, Handed] = field(default_factory=dict)
@@ -136,7 +138,9 @@ class Engine:
         try:
             async with self._batches(), anyio.create_task_group() as group:
                 for stream in streams:
-                    group.start_soon(self._run_stream, stream)
+                    bounded = self.method_plans(stream.method) is not None and self.clients.models[stream.model].offline
+                    group.start_soon(self.stream_slots.run, bounded, self.progress.streams[stream.stream_id],
+                                     self._run_stream, stream)
         finally:
             gc.unfreeze()
 

@@ -22,6 +22,7 @@ from runner.common.tables import terminal_width, wrap_prose
 from runner.config.settings import SweepConfig
 from runner.journal import Batch, Journal
 from runner.schedule.method_errors import StreamFailure, journaled_failures
+from runner.schedule.stream_slots import StreamSlots
 from runner.workers.boundary import PROCESS_ONLY, forbidden, landlock_abi
 from runner.workers.handle import MethodLimits, WorkerPlan
 from runner.workers.in_process_guard import GIVES_UP
@@ -78,7 +79,7 @@ def engine_method_options(config: SweepConfig, methods: Mapping[str, ResolvedMet
     shown = {name: resolved.source.spec for name, resolved in methods.items()}
     plan_of: Callable[[str], WorkerPlan | None] = plans.get
     return {"method_specs": lambda name: methods[name].spec, "method_plans": plan_of,
-            "method_limits": method_limits(config),
+            "method_limits": method_limits(config), "stream_slots": StreamSlots(config.method_workers),
             "method_shown": lambda name: shown.get(name, name)}
 
 

@@ -12,6 +12,7 @@ the last lines of its output.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -27,9 +28,10 @@ import anyio.abc
 
 from runner.workers.environment import worker_environment
 from runner.workers.failure import MethodFailure
+from runner.workers.frame_link import FrameLink, open_link
 from runner.workers.limits import MethodLimits
 from runner.workers.spawner import WorkerProcess, spawn
-from runner.workers.wire import FrameError, FrameStream, decode_request
+from runner.workers.wire import FrameError, decode_request
 from simulators.model_api import ModelClient
 
 __all__ = ["OUTPUT_TAIL", "Worker", "output_tail", "start_worker"]
@@ -62,11 +64,13 @@ class _Refusal:
 @dataclass
 class Worker:
     process: WorkerProcess
-    frames: FrameStream
+    frames: FrameLink
     folder: str
     """Its own folder: `scratch/` (the only place it may write) and `output.log` (written by the server)."""
     client: ModelClient | None = None
-    _lock: anyio.Lock = field(default_factory=anyio.Lock)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """One request at a time. asyncio's: anyio's yields to the loop on every acquire, even a free one,
+    and a request already yields at its send and its reply."""
     _next: int = 0
     _gone: MethodFailure | None = None
     _last_words: MethodFailure | None = None
@@ -81,20 +85,13 @@ class Worker:
             if self._gone is not None:
                 raise self._gone
             self._next += 1
-            refusal, reply, failure = _Refusal(), None, None
-            async with anyio.create_task_group() as calls:
-                try:
-                    with anyio.fail_after(limit_s):
-                        await self.frames.send({**message, "id": self._next})
-                        reply = await self._reply(calls, refusal)
-                except TimeoutError:
-                    failure = MethodFailure(call, f"took longer than its limit of {limit_s:g} s (the worker was "
-                                                  "stopped; --method-learn-limit or --method-context-limit "
-                                                  "raises it)")
-                    await self.kill(failure)
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, FrameError, OSError):
-                    failure = await self._died(call)
-                calls.cancel_scope.cancel()
+            refusal = _Refusal()
+            if self.client is None:  # no model calls to answer alongside: no task group to pay for
+                reply, failure = await self._exchange(call, message, limit_s, None, refusal)
+            else:
+                async with anyio.create_task_group() as calls:
+                    reply, failure = await self._exchange(call, message, limit_s, calls, refusal)
+                    calls.cancel_scope.cancel()
         if refusal.error is not None:
             raise refusal.error
         if failure is not None:
@@ -104,15 +101,34 @@ class Worker:
             raise self.with_output(MethodFailure.from_json(reply["error"]))
         return reply.get("ok")
 
+    async def _exchange(self, call: str, message: Mapping[str, Any], limit_s: float,
+                        calls: anyio.abc.TaskGroup | None,
+                        refusal: _Refusal) -> tuple[dict[str, Any] | None, MethodFailure | None]:
+        """(the reply, None) or (None, why there is none): the request sent and answered within `limit_s`."""
+        try:
+            with anyio.fail_after(limit_s):
+                await self.frames.send({**message, "id": self._next})
+                return await self._reply(calls, refusal), None
+        except TimeoutError:
+            failure = MethodFailure(call, f"took longer than its limit of {limit_s:g} s (the worker was "
+                                          "stopped; --method-learn-limit or --method-context-limit raises it)")
+            await self.kill(failure)
+            return None, failure
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, FrameError, OSError):
+            return None, await self._died(call)
+
     def with_output(self, failure: MethodFailure) -> MethodFailure:
         """`failure` with the last lines the method printed, for its author to read in `show`."""
         return failure if failure.output else replace(failure, output=output_tail(self.output))
 
-    async def _reply(self, calls: anyio.abc.TaskGroup, refusal: _Refusal) -> dict[str, Any]:
+    async def _reply(self, calls: anyio.abc.TaskGroup | None, refusal: _Refusal) -> dict[str, Any]:
         while True:
             frame = await self.frames.receive()
             if "call" in frame:
-                calls.start_soon(self._answer, frame, refusal)
+                if calls is None:
+                    await self._answer(frame, refusal)  # refused at once: there is no client
+                else:
+                    calls.start_soon(self._answer, frame, refusal)
             elif "last_words" in frame:
                 self._last_words = MethodFailure.from_json(frame["last_words"])
             elif frame.get("reply") == self._next:
@@ -200,5 +216,4 @@ async def start_worker(reads: Sequence[str], client: ModelClient | None, limits:
         raise
     finally:
         theirs.close()
-    stream = await anyio.abc.UNIXSocketStream.from_socket(ours)
-    return Worker(process, FrameStream(stream), folder, client)
+    return Worker(process, await open_link(ours), folder, client)

@@ -3,8 +3,8 @@
 A frame is a 4-byte big-endian length and one orjson document. Only protocol values cross: a task's
 view (never its category, window or split, except the labels the reference adapter is asked with), an
 episode's record, a JSON state, the scenario's public face, and a model call's request and answer.
-The child reads and writes frames with asyncio streams (it has nothing else to run); the runner's side
-speaks anyio (`FrameStream`).
+The child reads and writes frames with asyncio streams (it has nothing else to run); the runner's end
+is a protocol of its own (`frame_link`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-import anyio.abc
 import orjson
 
 from methods.base import PublicScenario
@@ -23,10 +21,10 @@ from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import AssistantTurn, Message, TaskView, ToolCall
 from simulators.record import EpisodeRecord
 
-__all__ = ["FrameStream", "decode_request", "decode_response", "encode", "public_from", "read_frame",
-           "record_from", "view_from", "write_frame"]
+__all__ = ["HEADER", "MAX_FRAME", "FrameError", "decode_request", "decode_response", "encode", "public_from",
+           "read_frame", "record_from", "view_from", "write_frame"]
 
-_HEADER = struct.Struct(">I")
+HEADER = struct.Struct(">I")
 MAX_FRAME = 256 * 1024 * 1024
 """A frame longer than this is a broken peer, not a message (a state of 256 MB would be one too)."""
 
@@ -37,11 +35,11 @@ class FrameError(Exception):
 
 def encode(message: Mapping[str, Any]) -> bytes:
     body = orjson.dumps(message)
-    return _HEADER.pack(len(body)) + body
+    return HEADER.pack(len(body)) + body
 
 
 def _length(header: bytes) -> int:
-    (length,) = _HEADER.unpack(header)
+    (length,) = HEADER.unpack(header)
     if length > MAX_FRAME:
         raise FrameError(f"a frame of {length} bytes (the limit is {MAX_FRAME})")
     return int(length)
@@ -50,7 +48,7 @@ def _length(header: bytes) -> int:
 # ------------------------------------------------------------------------------------------ child side
 
 async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any]:
-    header = await reader.readexactly(_HEADER.size)
+    header = await reader.readexactly(HEADER.size)
     message: dict[str, Any] = orjson.loads(await reader.readexactly(_length(header)))
     return message
 
@@ -58,40 +56,6 @@ async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any]:
 async def write_frame(writer: asyncio.StreamWriter, message: Mapping[str, Any]) -> None:
     writer.write(encode(message))
     await writer.drain()
-
-
-# ----------------------------------------------------------------------------------------- runner side
-
-class FrameStream:
-    """Frames over a connected socket, as anyio sees it. Sends are serialised (several tasks answer a
-    method's model calls at once); receives belong to one task at a time (the handle's lock)."""
-
-    def __init__(self, stream: anyio.abc.SocketStream) -> None:
-        self._stream = stream
-        self._buffer = bytearray()
-        self._send_lock = anyio.Lock()
-
-    async def send(self, message: Mapping[str, Any]) -> None:
-        async with self._send_lock:
-            await self._stream.send(encode(message))
-
-    async def receive(self) -> dict[str, Any]:
-        header = await self._exactly(_HEADER.size)
-        try:
-            message: dict[str, Any] = orjson.loads(await self._exactly(_length(header)))
-        except orjson.JSONDecodeError as exc:
-            raise FrameError(f"a frame that is not JSON ({exc})") from None
-        return message
-
-    async def _exactly(self, count: int) -> bytes:
-        while len(self._buffer) < count:
-            self._buffer += await self._stream.receive()
-        taken = bytes(self._buffer[:count])
-        del self._buffer[:count]
-        return taken
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
 
 # ------------------------------------------------------------------------------------------------ values

@@ -186,6 +186,23 @@ class Lingerer(Counter):
         time.sleep(0.5)  # noqa: ASYNC251 - slow on purpose, as a guest may be
 
 
+class Lifetime(Counter):
+    """Says when its instance was built and when it last learned (the system-wide monotonic clock), so
+    a test can tell which streams' workers were alive together."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.born = time.monotonic()
+        self.last = self.born
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        await super().learn(records)
+        self.last = time.monotonic()
+
+    def state(self) -> JSON:
+        return {"seen": self.seen, "born": self.born, "last": self.last, "pid": os.getpid()}
+
+
 def _rebuilder(name: str, cls: type[LabelRebuilder]) -> MethodSpec:
     def build(setup: MethodSetup) -> Any:
         return cls(setup.scenario)
@@ -213,3 +230,4 @@ NET = _spec("net", NetUser)
 REBUILD = _rebuilder("rebuild", LabelRebuilder)
 REBUILD_QUIET = _rebuilder("rebuild_quiet", QuietRebuilder)
 LINGER = _spec("linger", Lingerer)
+LIFETIME = _spec("lifetime", Lifetime)
