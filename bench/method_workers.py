@@ -1,6 +1,7 @@
 """What a user's method pays for running in a worker process: start, memory, round trips, a whole sweep.
 
-    python -m bench.method_workers [--workers 8] [--trips 200] [--sweep] [--pairs 3] [--scenarios ...]
+    python -m bench.method_workers [--workers 8] [--trips 200] [--sweep] [--pairs 3] [--method-workers 4,8]
+                                   [--scenarios ...]
 
 It starts `--workers` workers of the notes example (examples/notes_method) one after another from the
 workers' fork server, and reports the start time per worker (build included), each worker's RSS and
@@ -108,12 +109,12 @@ def _pss_mib(pid: int) -> float:
     return total / 1024
 
 
-def _sweep(in_process: bool, suite: Path, scenarios: str, per_scenario: int) -> dict[str, object]:
+def _sweep(in_process: bool, suite: Path, scenarios: str, per_scenario: int, bound: int = 0) -> dict[str, object]:
     methods = ",".join(f"n{i}={NOTES}:NOTES" for i in range(per_scenario))
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-m", "runner.cli", "run", "--dataset", str(suite), "--scenarios", scenarios,
                    "--methods", methods, "--journal", f"{folder}/j.sqlite", "--display", "none",
-                   *(["--methods-in-process"] if in_process else [])]
+                   *(["--methods-in-process"] if in_process else ["--method-workers", str(bound)])]
         began = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=folder)
         samples, most = [], 0
@@ -122,7 +123,8 @@ def _sweep(in_process: bool, suite: Path, scenarios: str, per_scenario: int) -> 
             most = max(most, len(_tree(process.pid)))
             time.sleep(0.2)
         wall = time.perf_counter() - began
-    return {"sweep": "in-process" if in_process else "workers", "wall_s": round(wall, 1), "exit": process.returncode,
+    side = "in-process" if in_process else f"workers (--method-workers {bound})"
+    return {"sweep": side, "wall_s": round(wall, 1), "exit": process.returncode,
             "pss_mib_peak": round(max(samples or [0]), 1),
             "pss_mib_mean": round(statistics.mean(samples or [0]), 1), "processes_peak": most, "load_after": _load()}
 
@@ -136,6 +138,8 @@ def main() -> None:
     parser.add_argument("--scenarios", default="banking_l1,pitch_l1,retail_l1")
     parser.add_argument("--methods-per-scenario", type=int, default=4)
     parser.add_argument("--suite", default="", help="a built dataset (default: the built-in suite, seed 0)")
+    parser.add_argument("--method-workers", default="0",
+                        help="comma-separated bounds: each pair runs the workers sweep at each (0: the default)")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
@@ -146,10 +150,10 @@ def main() -> None:
     print(done.stdout.strip().splitlines()[-1])
     if args.sweep:
         suite = (Path(args.suite) if args.suite else ROOT / ".shiftbench" / "suites" / "seed-0").resolve()
+        sides = [(True, 0), *((False, int(bound)) for bound in args.method_workers.split(","))]
         for pair in range(args.pairs):
-            order = (False, True) if pair % 2 == 0 else (True, False)  # neither side always goes first
-            for in_process in order:
-                figures = _sweep(in_process, suite, args.scenarios, args.methods_per_scenario)
+            for in_process, bound in sides if pair % 2 == 0 else sides[::-1]:  # no side always goes first
+                figures = _sweep(in_process, suite, args.scenarios, args.methods_per_scenario, bound)
                 print(orjson.dumps({"pair": pair + 1, **figures}).decode(), flush=True)
 
 

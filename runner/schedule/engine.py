@@ -49,48 +49,23 @@ from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.schedule.in_flight import EpisodesInFlight
 from runner.schedule.method_errors import StreamFailure, located, stream_failure
 from runner.schedule.method_time import save_times
+from runner.schedule.stop_control import JudgeFactory, StopControl, offline_judge
 from runner.schedule.stream_methods import Frozen, StreamMethods, close_all
 from runner.schedule.stream_slots import StreamSlots
 from runner.workers.failure import MethodFailure
 from runner.workers.handle import MethodHandle, MethodLimits, WorkerPlan
-from simulators.domain import Domain, Judge
+from simulators.domain import Domain
 from simulators.protocol import Task
 from simulators.registry import get_domain
 
-__all__ = ["TEST_EPISODES_IN_FLIGHT", "Engine", "StopControl", "audit_row", "stream_progress"]
+__all__ = ["TEST_EPISODES_IN_FLIGHT", "Engine", "JudgeFactory", "StopControl", "audit_row", "offline_judge",
+           "stream_progress"]
 
 RETRY_PAUSE_S = 2.0
 CHECKPOINT_EVERY = 32
 """Serving episodes between two method checkpoints (and one at every window end). A full state after
 every block cost rag 3 GB of writes over 1,272 serving episodes (bench/); in between, the journaled
 episodes are the checkpoint: a resume loads the last state and replays `learn` on them."""
-
-
-@dataclass
-class StopControl:
-    """Stop dispatching and let in-flight episodes finish (first Ctrl-C, or the budget cap reached).
-    The caller owns cancellation."""
-
-    requested: bool = False
-    reason: str = ""
-    status: str = "interrupted"
-    progress: RunProgress | None = None
-    """The dashboard's state: shows the stop and its reason from the moment it is requested."""
-
-    def request(self, reason: str, status: str = "interrupted") -> None:
-        if not self.requested:
-            self.requested, self.reason, self.status = True, reason, status
-            if self.progress is not None:
-                self.progress.status, self.progress.stop_reason = "stopping", reason
-
-
-JudgeFactory = Callable[[Stream, str, int], Judge | None]
-"""(stream, unit id, the episode's call priority) -> the pitch judge for that episode; None means the
-domain's offline judge. A serving episode's judge is on the serving path, so its calls go at its priority."""
-
-
-def offline_judge(stream: Stream, unit_id: str, priority: int) -> Judge | None:
-    return None
 
 
 @dataclass
@@ -213,24 +188,28 @@ class Engine:
         """Serve one window's blocks; True if any ran here, None if the run is stopping."""
         ran = False
         blocks = self.methods.blocks(stream, window_tasks(stream.serving, window))
+        ahead: list[str] | None = None  # the next block's contexts, when the last learn brought them
         for index, block in enumerate(blocks):
             if all(stream.unit_id(t) in done for t in block):
                 continue
             if self.stop.requested or stream.stream_id in self.failures:
                 return None
             self.progress.streams[stream.stream_id].phase = "serving"
-            await self._serve_block(stream, method, block, claim, window_end=index == len(blocks) - 1)
+            following = blocks[index + 1] if index + 1 < len(blocks) else []
+            ahead = await self._serve_block(stream, method, block, claim, ahead, following)
             ran = True
         return ran
 
     async def _serve_block(self, stream: Stream, method: MethodHandle, block: list[Task], claim: ServingClaim,
-                           window_end: bool) -> None:
+                           contexts: list[str] | None, following: list[Task]) -> list[str] | None:
         """Run, learn, journal. A block cut short (the budget ran out) is neither learned from nor
         journaled: a resume runs it again, its answered calls replayed from the response cache.
-        `claim`: a slot for each episode still running, and one kept through learn and the hand-over."""
+        `claim`: a slot for each episode still running, and one kept through learn and the hand-over.
+        `contexts`: the block's, if the last learn brought them; `following`: the window's next block
+        ([] at the window's end). Returns the next block's contexts when its learn could bring them."""
         live = self.progress.streams[stream.stream_id]
-        contexts = await located(method.contexts(block), f"block {stream.unit_id(block[0])}"
-                                 + (f" .. {stream.unit_id(block[-1])}" if len(block) > 1 else ""), live)
+        if contexts is None:
+            contexts = await located(method.contexts(block), _block_name(stream, block), live)
         results: list[EpisodeResult | None] = [None] * len(block)
         claim.hold(len(block))
 
@@ -248,17 +227,25 @@ class Engine:
             for task in block:  # not journaled: the block runs again on resume
                 self.progress.streams[stream.stream_id].episode_ended(stream.unit_id(task), self.progress.clock(),
                                                                      finished=False)
-            return
+            return None
+        window_end = not following
+        unsaved = self._unsaved.get(stream.stream_id, 0) + len(block)
+        checkpoint = window_end or unsaved >= self.checkpoint_every
+        # Nothing may be asked between the learn and the next block's contexts (a state, a stop) for
+        # them to come in one round trip: the method sees its calls in the order it always did.
+        ahead = [] if checkpoint or self.stop.requested else following
+        learned = f"learn after {stream.unit_id(block[-1])}"
         try:
-            await located(method.learn([r.record for r in finished]), f"learn after {stream.unit_id(block[-1])}", live)
+            next_contexts = await located(method.learn_then_contexts([r.record for r in finished], ahead),
+                                          lambda f: _block_name(stream, ahead) if f.call == "context" else learned,
+                                          live)
         except BudgetExhausted as exc:
             await self._stop_for_budget(exc)
-            return
+            return None
         batch = Batch(urgent=True)
         for task, result in zip(block, finished, strict=True):
             self.episode_rows(batch, stream, task, result)
-        unsaved = self._unsaved.get(stream.stream_id, 0) + len(block)
-        if window_end or unsaved >= self.checkpoint_every:
+        if checkpoint:
             state = orjson.dumps(await located(method.state(), f"checkpoint after {stream.unit_id(block[-1])}"))
             position = block[-1].timestamp
             batch.checkpoint(self.run_id, stream.stream_id, CheckpointKey.latest(), position, state)
@@ -274,6 +261,7 @@ class Engine:
         live.serving_done += len(block)
         for task in block:
             live.episode_ended(stream.unit_id(task), self.progress.clock())
+        return next_contexts if ahead else None
 
     # ------------------------------------------------------------------------------------------- tests
 
@@ -397,3 +385,9 @@ class Engine:
 
     async def _done_units(self, stream: Stream) -> set[str]:
         return await self.journal.read.done_units(self.run_id, stream.stream_id)
+
+
+def _block_name(stream: Stream, block: Sequence[Task]) -> str:
+    """Where a block's contexts were asked, as a failure line names it."""
+    last = f" .. {stream.unit_id(block[-1])}" if len(block) > 1 else ""
+    return f"block {stream.unit_id(block[0])}{last}"

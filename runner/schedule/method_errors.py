@@ -11,7 +11,7 @@ stream failed there before. A resume that gets the stream past its failure leave
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TypeVar
 
@@ -33,16 +33,20 @@ def stream_failure(stream_id: str, method: str, spec: str, where: str, failure: 
                          output=failure.output)
 
 
-async def located(call: Awaitable[T], where: str, live: StreamProgress | None = None) -> T:
-    """`call`'s value; its `MethodFailure` told with where in the stream it happened. `live`: the
-    stream's dashboard row, which says `WAITING` while the call runs (the stream waits on its method)."""
+async def located(call: Awaitable[T], where: str | Callable[[MethodFailure], str],
+                  live: StreamProgress | None = None) -> T:
+    """`call`'s value; its `MethodFailure` told with where in the stream it happened (`where` of the
+    failure, when one request made several calls). `live`: the stream's dashboard row, which says
+    `WAITING` while the call runs (the stream waits on its method)."""
     phase = live.phase if live is not None else ""
     if live is not None:
         live.phase = WAITING
     try:
         return await call
     except MethodFailure as failure:
-        raise (failure if failure.where else replace(failure, where=where)) from None
+        if failure.where:
+            raise failure from None
+        raise replace(failure, where=where if isinstance(where, str) else where(failure)) from None
     finally:
         if live is not None and live.phase == WAITING:
             live.phase = phase

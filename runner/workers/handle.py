@@ -72,6 +72,9 @@ class MethodHandle(Protocol):
 
     async def learn(self, records: Sequence[EpisodeRecord]) -> None: ...
 
+    async def learn_then_contexts(self, records: Sequence[EpisodeRecord], tasks: Sequence[Task]) -> list[str]:
+        """`learn`, then `contexts` of `tasks`: one round trip to a worker instead of two."""
+
     async def state(self) -> JSON: ...
 
     async def load(self, state: JSON) -> None: ...
@@ -158,6 +161,10 @@ class InProcessMethod:
         self.times.learn_s.append(seconds)
         _over("learn", seconds, self.limits.learn_s)
 
+    async def learn_then_contexts(self, records: Sequence[EpisodeRecord], tasks: Sequence[Task]) -> list[str]:
+        await self.learn(records)
+        return await self.contexts(tasks)
+
     async def state(self) -> JSON:
         try:
             with guarded_call(self.limits.learn_s, timed=True):
@@ -202,10 +209,16 @@ class WorkerMethod:
     async def contexts(self, tasks: Sequence[Task]) -> list[str]:
         if not tasks:
             return []
-        sent = [{**asdict(task.view()), **({"labels": [task.split, task.window]} if self.labelled else {})}
-                for task in tasks]
-        reply = await self.worker.request("context", {"op": "contexts", "instance": self.instance, "tasks": sent},
+        reply = await self.worker.request("context", {"op": "contexts", "instance": self.instance,
+                                                      "tasks": self._sent(tasks)},
                                           self.limits.context_s * len(tasks))
+        return self._texts(reply)
+
+    def _sent(self, tasks: Sequence[Task]) -> list[dict[str, Any]]:
+        return [{**asdict(task.view()), **({"labels": [task.split, task.window]} if self.labelled else {})}
+                for task in tasks]
+
+    def _texts(self, reply: Mapping[str, Any]) -> list[str]:
         for seconds in reply["seconds"]:
             self.times.context_s.append(float(seconds))
             _over("context", float(seconds), self.limits.context_s)
@@ -219,6 +232,17 @@ class WorkerMethod:
         await self.worker.request("learn", {"op": "learn", "instance": self.instance, "records": list(records)},
                                   self.limits.learn_s)
         self.times.learn_s.append(time.perf_counter() - started)
+
+    async def learn_then_contexts(self, records: Sequence[EpisodeRecord], tasks: Sequence[Task]) -> list[str]:
+        if not tasks:
+            await self.learn(records)
+            return []
+        reply = await self.worker.request("learn", {"op": "learn", "instance": self.instance, "records": list(records),
+                                                    "then_contexts": self._sent(tasks)},
+                                          self.limits.learn_s + self.limits.context_s * len(tasks))
+        self.times.learn_s.append(float(reply["learn_s"]))
+        _over("learn", float(reply["learn_s"]), self.limits.learn_s)
+        return self._texts(reply)
 
     async def state(self) -> JSON:
         value: JSON = await self.worker.request("state", {"op": "state", "instance": self.instance},

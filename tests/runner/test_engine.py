@@ -49,7 +49,8 @@ def make_engine(journal: Journal, model: ScriptModel, block_size: int, instances
     return Engine(run_id=RUN, journal=journal, progress=progress,
                   clients=offline_clients(journal, progress, model, concurrency=concurrency),
                   block_size=block_size, max_episode_attempts=2,
-                  domains=lambda name: ToyDomain(), method_specs=lambda name: counting_spec(instances), **engine_fields)
+                  domains=lambda name: ToyDomain(),
+                  **{"method_specs": lambda name: counting_spec(instances), **engine_fields})
 
 
 async def create(journal: Journal, scenario: Scenario, stream: Stream) -> None:

@@ -203,6 +203,38 @@ class Lifetime(Counter):
         return {"seen": self.seen, "born": self.born, "last": self.last, "pid": os.getpid()}
 
 
+class CallLog(Counter):
+    """Logs every call made to it, in order, and shows the log in its state (`state` logs itself
+    first): the order a method sees its calls in, whatever the round trips that carried them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[str] = []
+
+    def context(self, task: TaskView) -> str:
+        self.log.append(f"context {task.task_id}")
+        return f"seen={self.seen} best=yes"
+
+    async def learn(self, records: Sequence[EpisodeRecord]) -> None:
+        await super().learn(records)
+        self.log.append("learn " + ",".join(r.task.task_id for r in records))
+
+    def state(self) -> JSON:
+        self.log.append("state")
+        return {"seen": self.seen, "log": list(self.log)}
+
+    def load(self, state: JSON) -> None:
+        assert isinstance(state, dict)
+        self.seen, self.log = int(state["seen"]), [str(entry) for entry in state["log"]]
+
+
+class RaisesInContext(CallLog):
+    def context(self, task: TaskView) -> str:
+        if BROKEN and self.seen >= FAIL_AT:
+            raise ValueError(f"planted after record {self.seen}")
+        return super().context(task)
+
+
 def _rebuilder(name: str, cls: type[LabelRebuilder]) -> MethodSpec:
     def build(setup: MethodSetup) -> Any:
         return cls(setup.scenario)
@@ -231,3 +263,5 @@ REBUILD = _rebuilder("rebuild", LabelRebuilder)
 REBUILD_QUIET = _rebuilder("rebuild_quiet", QuietRebuilder)
 LINGER = _spec("linger", Lingerer)
 LIFETIME = _spec("lifetime", Lifetime)
+CALL_LOG = _spec("call_log", CallLog)
+RAISES_IN_CONTEXT = _spec("raises_in_context", RaisesInContext)
