@@ -102,6 +102,8 @@ class Batcher:
         self._stopped = False
         self._group: anyio.abc.TaskGroup | None = None
         self.figures = BatchFigures()
+        self.urgent: Callable[[], bool] = lambda: False
+        """Whether what is collected goes at once (calls wait for budget room that collected items hold)."""
 
     @property
     def models(self) -> frozenset[str]:
@@ -121,6 +123,11 @@ class Batcher:
         return (f"batches {len(self._open)} out ({held} items), {max(0, queued)} waiting; {figures.batches} sent, "
                 f"{figures.resubmitted} resubmitted, {figures.sent_live} live")
 
+    def wake(self) -> None:
+        """`urgent` may have changed: every collector looks again."""
+        for collector in self._collectors.values():
+            collector.wake()
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Batcher]:
         """The collectors and pollers run inside; the run's unfinished batches are picked up first."""
@@ -134,6 +141,7 @@ class Batcher:
                 for again in (False, True):
                     collector = Collector(self._timing.max_items, self._timing.wait_s, self._clock,
                                           functools.partial(self._submit, model))
+                    collector.urgent = lambda: self.urgent()
                     self._collectors[(model, again)] = collector
                     group.start_soon(collector.run, group)
             try:

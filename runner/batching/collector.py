@@ -1,5 +1,7 @@
 """One (endpoint, model)'s requests waiting to be batched: a batch goes when `max_items` wait (at once, not
-after the wait) or when the oldest has waited `wait_s`."""
+after the wait), when the oldest has waited `wait_s`, or at once while `urgent` says so (calls wait for
+budget room that these items hold: waiting on for more items would wait on room only their answers give
+back; `wake` tells it that this changed)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,10 @@ class Collector:
         self._waiting: list[Pending] = []
         self._oldest_at = 0.0
         self._changed = anyio.Event()
+        self.urgent: Callable[[], bool] = lambda: False
+
+    def wake(self) -> None:
+        self._changed.set()
 
     @property
     def waiting(self) -> int:
@@ -55,7 +61,7 @@ class Collector:
 
     async def _until_due(self) -> None:
         while True:
-            if len(self._waiting) >= self._max_items:
+            if len(self._waiting) >= self._max_items or (self._waiting and self.urgent()):
                 return
             if self._waiting:
                 remaining = self._oldest_at + self._wait_s - self._clock.now()

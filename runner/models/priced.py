@@ -1,5 +1,6 @@
 """Every model call is priced, and under a cap it is paid for in advance: a call reserves its worst case
-before it is sent and settles to its actual cost once it returns. A retry reserves one more attempt's
+before it is sent (waiting for room while calls in flight may give it back: `runner.cost.budget`) and
+settles to its actual cost once it returns. A retry reserves one more attempt's
 worst case before it goes out (through `BEFORE_RETRY`), so a call holds what it may really cost, not
 every attempt it might make.
 
@@ -44,8 +45,9 @@ class PricedModel:
         return self._inner.name
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
-        """Raises BudgetExhausted, without sending the call, when its worst case would pass the cap."""
-        reservation = self._reserve(worst_case_usd(request, self._price, self._max_attempts))
+        """Raises BudgetExhausted, without sending the call, when its worst case would pass the cap and
+        nothing in flight can give room back."""
+        reservation = await self._reserve(worst_case_usd(request, self._price, self._max_attempts))
         refused_after: list[Usage] = []
 
         def before_retry(attempt: int, billed: Usage) -> None:
@@ -94,11 +96,11 @@ class PricedModel:
         if stream is not None:
             stream.cache.add(*figures)
 
-    def _reserve(self, worst_case: float) -> Reservation | None:
+    async def _reserve(self, worst_case: float) -> Reservation | None:
         if self._budget is None:
             return None
         try:
-            return self._budget.reserve(worst_case, self._purpose)
+            return await self._budget.reserve_when_room(worst_case, self._purpose)
         finally:
             self._publish(0.0)
 

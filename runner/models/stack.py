@@ -58,6 +58,11 @@ class ClientStack:
     --allow-unpriced, as a live call of an unpriced model is)."""
 
     def __post_init__(self) -> None:
+        if self.budget is not None and self.batcher is not None:
+            # Collected items hold budget room: while calls wait for room, batches go as they are.
+            budget, batcher = self.budget, self.batcher
+            batcher.urgent = lambda: budget.waiting > 0
+            budget.on_wait.append(batcher.wake)
         run_wide = PriorityLimiter(self.concurrency)
         self.progress.call_limit = self.concurrency
         self._gates = {name: Gate(run_wide, PriorityLimiter(self.model_concurrency), self.progress)

@@ -11,19 +11,15 @@ its model and method calls carrying the replica's sampling seed):
 - when a window's serving part has been learned from, its test set starts against a frozen copy of
   the method state and runs concurrently with the next window's serving; with `--repeats K` each test
   task is K units against that same frozen state (serving stays one stream).
-All streams run at once. Resume skips journaled units and restores the method: its last checkpoint,
-then `learn` replayed on the blocks journaled after it (`runner.schedule.stream_methods`, which also owns how a
-method without JSON state is frozen and restored, and each method's own block size, and where each
-method runs: a user's in a worker process of its own).
-A method's failure (`runner.workers.failure.MethodFailure`) stops its own stream only, with the end
-reason `method_error` (`runner.schedule.method_errors`): journaled, its test sets cancelled, its worker
-ended; every other stream runs on, and the sweep ends `failed` with one line per failed stream.
+All streams run at once. Resume skips journaled units and restores the method (`stream_methods`: its
+checkpoints, freezing, block size, where it runs). A method's failure stops its own stream only, with
+`method_error` (`method_errors`); every other stream runs on. Under a cap, an episode starts only while
+the room left pays for it beside those in flight (`budget_stop`), which then finish.
 """
 
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -37,13 +33,15 @@ from methods.registry import get_method_spec
 from runner.common.errors import RunAborted
 from runner.common.journal_flag import resume_command
 from runner.config.plan import Stream, Unit, window_tasks
-from runner.cost.budget import BudgetExhausted
+from runner.cost.budget import EPISODE_AGE, BudgetExhausted
+from runner.cost.spend_admission import SpendAdmission
 from runner.display.progress import RunProgress
 from runner.journal import Batch, CheckpointKey, Handed, Journal
 from runner.models.stack import ClientStack
 from runner.providers.priority import SERVING, TEST, ServingClaim
 from runner.providers.taxonomy import InfrastructureError
 from runner.schedule.admission import TEST_EPISODES_IN_FLIGHT, TestAdmission
+from runner.schedule.budget_stop import BudgetStop
 from runner.schedule.engine_rows import audit_row, episode_rows, stream_progress
 from runner.schedule.episode import EpisodeLimits, EpisodeResult, run_episode
 from runner.schedule.in_flight import EpisodesInFlight
@@ -98,9 +96,14 @@ class Engine:
     _handed: dict[str, Handed] = field(default_factory=dict)
     """Per stream, its last serving block handed to the writer (maybe not committed yet)."""
     methods: StreamMethods = field(init=False)
+    spend: SpendAdmission = field(init=False)
+    """Whether a new episode fits under the cap; each episode's start order for the budget."""
+    budget_stop: BudgetStop = field(init=False)
 
     def __post_init__(self) -> None:
         self.stop.progress = self.progress
+        self.spend = SpendAdmission(self.clients.budget)
+        self.budget_stop = BudgetStop(self.run_id, self.journal, self.stop, self.clients)
         self.methods = StreamMethods(self.run_id, self.journal, self.clients, self.method_specs, self.block_size,
                                      self.method_plans, self.method_limits)
 
@@ -192,7 +195,7 @@ class Engine:
         for index, block in enumerate(blocks):
             if all(stream.unit_id(t) in done for t in block):
                 continue
-            if self.stop.requested or stream.stream_id in self.failures:
+            if not await self._may_start(stream, len(block)):
                 return None
             self.progress.streams[stream.stream_id].phase = "serving"
             following = blocks[index + 1] if index + 1 < len(blocks) else []
@@ -240,7 +243,7 @@ class Engine:
                                           lambda f: _block_name(stream, ahead) if f.call == "context" else learned,
                                           live)
         except BudgetExhausted as exc:
-            await self._stop_for_budget(exc)
+            await self.budget_stop.refused(exc)
             return None
         batch = Batch(urgent=True)
         for task, result in zip(block, finished, strict=True):
@@ -305,7 +308,7 @@ class Engine:
 
         async def one(unit: Unit) -> None:
             async with limiter:
-                if self.stop.requested or stream.stream_id in self.failures:
+                if not await self._may_start(stream, 1):
                     return
                 context = contexts.pop(unit.unit_id)  # a finished episode keeps no context in memory
                 result = await self.attempt(stream, unit.task, context, TEST, unit.unit_id)
@@ -330,7 +333,14 @@ class Engine:
         (the same body would be sent again), else the run stops with the class's message. None: the
         budget cap stopped it before a call was sent (the run then stops dispatching)."""
         unit_id = unit_id or stream.unit_id(task)
-        result = await self._attempt_episode(stream, task, context, priority, unit_id)
+        age = self.spend.begin()
+        token = EPISODE_AGE.set(age)  # its calls wait for budget room in the order episodes started
+        result = None
+        try:
+            result = await self._attempt_episode(stream, task, context, priority, unit_id)
+        finally:
+            EPISODE_AGE.reset(token)
+            self.spend.ended(age, finished=result is not None)
         if result is None:
             self.progress.streams[stream.stream_id].episode_ended(unit_id, self.progress.clock(), finished=False)
         return result
@@ -347,7 +357,7 @@ class Engine:
                 return await run_episode(task, stream.scenario.environment, domain, model, context, judge,
                                          self.limits)
             except BudgetExhausted as exc:
-                await self._stop_for_budget(exc)
+                await self.budget_stop.refused(exc)
                 return None
             except InfrastructureError as exc:
                 if exc.policy.outcome != "requeue" or exc.attempts_left <= 0 or attempt == self.max_episode_attempts:
@@ -357,16 +367,12 @@ class Engine:
                 await anyio.sleep(RETRY_PAUSE_S * attempt)
         raise AssertionError("unreachable")
 
-    async def _stop_for_budget(self, refusal: BudgetExhausted) -> None:
-        """The first refusal turns the run to `stopping: budget` at once, on the dashboard and in the
-        journal (`runs`); every later call is refused too (the budget stays refused), so each episode in
-        flight ends at its next call, unsent and not journaled: it runs again on resume."""
-        if self.stop.requested:
-            return
-        self.stop.request(str(refusal), "budget_exhausted")  # the dashboard shows "stopping" and the reason
-        await self.journal.commit(Batch().run_stopping(self.run_id, "budget", str(refusal), time.time()))
-        if self.clients.batcher is not None:  # their partial results are read, journaled and charged
-            await self.clients.batcher.cancel_outstanding()
+    async def _may_start(self, stream: Stream, episodes: int) -> bool:
+        """Whether `episodes` new episodes of `stream` may start: not stopping, its method not failed, and
+        room under the cap for them beside the episodes in flight."""
+        if self.stop.requested or stream.stream_id in self.failures:
+            return False
+        return await self.budget_stop.may_start(self.spend, episodes)
 
     def episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
                      unit_id: str | None = None) -> None:
