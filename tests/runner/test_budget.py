@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import anyio
 import pytest
 
 import runner.cost.budget
-from runner.cost.budget import Budget, BudgetExhausted
+from runner.cost.budget import EPISODE_AGE, Budget, BudgetExhausted
 
 
 def test_public_api() -> None:
-    assert runner.cost.budget.__all__ == ["Budget", "BudgetExhausted", "Reservation"]
+    assert runner.cost.budget.__all__ == ["EPISODE_AGE", "Budget", "BudgetExhausted", "Reservation"]
 
 
 def test_a_reservation_that_would_pass_the_cap_is_refused() -> None:
@@ -93,19 +96,79 @@ def test_counters_do_not_drift() -> None:
     assert budget.spent == pytest.approx(0.2 + 1e-9 + 1 / 3, rel=1e-15)
 
 
-def test_after_the_first_refusal_every_call_is_refused() -> None:
-    # The run is stopping: a cheaper call slipping under the cap would only start work that cannot finish.
+def test_after_a_refusal_a_call_that_fits_is_still_held() -> None:
+    # The run stops dispatching at a refusal; the calls still asked are those of episodes in flight,
+    # and one that fits finishes its episode.
     budget = Budget(1.0)
     held = budget.reserve(0.5)
     with pytest.raises(BudgetExhausted):
         budget.reserve(0.6)
     assert budget.refused
+    small = budget.reserve(0.01)
     with pytest.raises(BudgetExhausted):
-        budget.reserve(0.01)
-    with pytest.raises(BudgetExhausted):
-        budget.extend(held, 0.01)
+        budget.extend(held, 0.5)
     budget.settle(held, 0.2)
-    assert (budget.spent, budget.reserved) == (0.2, 0.0)
+    budget.settle(small, 0.01)
+    assert (budget.spent, budget.reserved) == (pytest.approx(0.21), 0.0)
+
+
+async def _reserve_as(budget: Budget, age: int, amount: float, granted: list[int]) -> None:
+    token = EPISODE_AGE.set(age)
+    try:
+        await budget.reserve_when_room(amount)
+        granted.append(age)
+    except BudgetExhausted:
+        granted.append(-age)
+    finally:
+        EPISODE_AGE.reset(token)
+
+
+async def test_a_call_that_does_not_fit_waits_and_the_oldest_episode_is_served_first() -> None:
+    budget = Budget(1.0)
+    held = budget.reserve(0.9)
+    granted: list[int] = []
+    async with anyio.create_task_group() as group:
+        for age in (7, 3, 5):
+            group.start_soon(_reserve_as, budget, age, 0.5, granted)
+        await wait_until(lambda: budget.waiting == 3)
+        assert granted == [] and budget.waited
+        budget.settle(held, 0.0)  # room for two of 0.5: the two oldest, in age order
+        await wait_until(lambda: len(granted) == 2)
+        assert granted == [3, 5]
+        assert budget.waiting == 1 and budget.in_flight == 2
+        group.cancel_scope.cancel()
+    assert budget.waiting == 0
+
+
+async def test_a_waiting_call_is_refused_once_nothing_in_flight_can_give_room_back() -> None:
+    budget = Budget(1.0, spent=0.6)
+    held = budget.reserve(0.3)
+    granted: list[int] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(_reserve_as, budget, 1, 0.5, granted)
+        await wait_until(lambda: budget.waiting == 1)
+        budget.settle(held, 0.3)  # 0.1 left, nothing in flight: 0.5 can never fit
+    assert granted == [-1]
+    assert (budget.spent, budget.reserved, budget.in_flight) == (pytest.approx(0.9), 0.0, 0)
+
+
+async def test_a_younger_call_never_takes_room_an_older_one_waits_for() -> None:
+    budget = Budget(1.0)
+    held = budget.reserve(0.6)
+    granted: list[int] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(_reserve_as, budget, 2, 0.5, granted)
+        await wait_until(lambda: budget.waiting == 1)
+        group.start_soon(_reserve_as, budget, 9, 0.1, granted)  # it would fit, but the older waits
+        await wait_until(lambda: budget.waiting == 2)
+        budget.settle(held, 0.1)
+    assert granted == [2, 9]
+
+
+async def wait_until(condition: Callable[[], bool]) -> None:
+    with anyio.fail_after(30):  # a safety net: each condition follows from the loop running
+        while not condition():
+            await anyio.sleep(0)
 
 
 def test_a_retry_extends_its_call_s_reservation_within_the_cap() -> None:
