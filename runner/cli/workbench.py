@@ -134,12 +134,14 @@ def _given_flags(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.common.tables import terminal_width
     from runner.views.states import is_replicated, load_states, state_text, states_json
 
     states = run(load_states, journal, args.run_id, args.stream, args.scenario, args.window)
     replicated = is_replicated(states)
     bound, given = limit_of(args), args.limit_given
-    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated, bound, given)
+    width = terminal_width()
+    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated, bound, given, width)
                                                              for state in states))
     return 0
 
