@@ -10,6 +10,7 @@ row's cells in the same order.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 import sqlite3
@@ -140,9 +141,52 @@ def test_the_report_cuts_each_table_at_the_limit_and_says_how_to_see_the_rest(
     assert [line for line in windows if line.startswith("scripted ")][3:] == []
     assert "... 17 more rows of 20; --windows or --all prints every one, --limit N the first N" in out
     assert main(["report", run_id, "--windows", "--journal", str(journal)]) == 0
-    every = capsys.readouterr().out.split("\nWindows\n", 1)[1].split("\n\n", 1)[0]
+    every = capsys.readouterr().out
     assert len([line for line in every.splitlines() if line.startswith("scripted ")]) == 20
     assert main(["report", run_id, "--limit", "-3", "--journal", str(journal)]) == 2
+
+
+def windows_section(report: str) -> str:
+    """The per-window table of a whole text report: its title line, then its panels (each opens with the
+    row's names, `model ...`) up to the next section's title."""
+    first, *rest = report.split("\nWindows\n", 1)[1].split("\n\n")
+    panels = [first, *itertools.takewhile(lambda block: block.startswith("model"), rest)]
+    return "Windows\n" + "\n\n".join(panels)
+
+
+@pytest.mark.parametrize("width", [None, 80])
+def test_report_windows_prints_the_per_window_table_alone(swept: tuple[Path, str], width: int | None,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    if width is not None:
+        monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["report", run_id, "--all", "--journal", str(journal)]) == 0
+    whole = capsys.readouterr().out
+    assert main(["report", run_id, "--windows", "--journal", str(journal)]) == 0
+    alone = capsys.readouterr().out
+    assert alone.rstrip("\n") == windows_section(whole)  # that table, every row, and nothing else
+    assert "Scores" not in alone and len([line for line in alone.splitlines() if "retail_l1" in line]) >= 12
+    if width is not None:
+        assert max(len(line) for line in alone.splitlines()) <= width
+    assert main(["report", run_id, "--windows", "--limit", "3", "--journal", str(journal)]) == 0
+    assert "... 17 more rows of 20" in capsys.readouterr().out  # a --limit given still cuts it
+    assert main(["report", run_id, "--windows", "--md", "--journal", str(journal)]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert md[0] == "## Windows" and md[2].startswith("| model | method | setting | window |") and len(md) == 2 + 2 + 20
+
+
+@pytest.mark.parametrize("other", [["--json"], ["--slices"], ["--html", "page.html"]])
+def test_report_windows_with_a_format_that_has_no_window_table_is_refused_in_one_line(
+        swept: tuple[Path, str], other: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", run_id, "--windows", *other, "--journal", str(journal)]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert captured.out == "" and line.startswith("shiftbench: error: --windows") and other[0] in line
+    assert not (tmp_path / "page.html").exists()
 
 
 @pytest.mark.parametrize("width", [80, 200])
