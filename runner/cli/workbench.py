@@ -85,8 +85,9 @@ def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.Arg
     show.add_argument("--replica", type=int, metavar="K", help="one stream replica of a run with --replicas (0 ..)")
     add_limit(show, "episodes", SHOWN_EPISODES)
     show.add_argument("--full", action="store_true",
-                      help="print every tool observation whole (a long one is folded to its first lines; a "
-                           "document printed once is named, not printed again, either way)")
+                      help="print each episode whole: every turn, the task and every observation (by default an "
+                           "episode is held to about a screen, each fold saying what it left out); an observation "
+                           "printed before is named, not printed again, either way")
     show.add_argument("--json", action="store_true", help="plain data for tools, every field")
     add_journal(show)
 
