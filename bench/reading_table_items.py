@@ -78,7 +78,7 @@ def item1(bench: Bench) -> Iterator[Row]:
         yield attempt(bench, Try("1", f"{command} --limit -1 refused", (*argv, "--limit", "-1"), expect=2,
                                  quiet=True, want=("--limit", "0 or more")))[0]
     yield attempt(bench, Try("1", "show, the README's example, at 80 columns (was 781 lines)", readme, columns=80,
-                             want=("more lines; --full", "the same", "document as turn 1"), max_lines=400,
+                             want=("more lines folded: --full shows them", "the same", "observation as turn 1"), max_lines=400,
                              max_width=80))[0]
     yield attempt(bench, Try("1", "show, no flags: 20 episodes and every narrowing flag offered", ("show", run),
                              want=("more episodes match; narrow with --stream, --scenario, --window, --phase or "
@@ -91,7 +91,7 @@ def item1(bench: Bench) -> Iterator[Row]:
                              ("show", run, "--all", "--stream", "scripted/blind", "--scenario", "retail_l1"),
                              absent=("more episodes match",)))[0]
     yield attempt(bench, Try("1", "show --full: observations whole", ("show", run, "--limit", "1", "--full"),
-                             absent=("more lines; --full",)))[0]
+                             absent=("--full shows them",)))[0]
     yield attempt(bench, Try("1", "report: the per-window table cut at 40 rows, says how to see it", ("report", run),
                              want=("--windows or --all prints every one",)))[0]
     yield attempt(bench, Try("1", "report --windows (without --csv) prints every window", ("report", run, "--windows"),

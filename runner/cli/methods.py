@@ -37,22 +37,24 @@ def _cmd_methods(args: argparse.Namespace) -> int:
     if args.methods_command == "check":
         return _cmd_check(args)
     from runner.cli.method_list import render_methods
+    from runner.common.tables import terminal_width
 
-    print(render_methods())
+    print(render_methods(terminal_width()))
     return 0
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     """Every play of a user's method runs in workers of its own (`runner.method_check`): an os._exit, a
     loop past its limit or a flood of output ends a worker and is a FAIL line, never this command."""
+    from runner.common.tables import say_fitted, terminal_width
     from runner.method_check import CheckRequest, check_method, render_checks
     from runner.workers.limits import MethodLimits
 
     request = CheckRequest(args.spec, _options(args.option), args.scenario, args.model, args.dataset, pilot=args.pilot,
                            context_tokens=args.context_tokens,
                            limits=MethodLimits(args.method_context_limit, args.method_learn_limit))
-    _, results = run_async(check_method, request, print)
-    print(render_checks(results))
+    _, results = run_async(check_method, request, say_fitted)
+    print(render_checks(results, terminal_width()))
     return 0 if all(result.passed for result in results) else 1
 
 

@@ -45,15 +45,16 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
 
 async def _probe(config: SweepConfig, full: bool, context_tokens: int) -> None:
+    from runner.common.tables import say_fitted
     from runner.models.probe import probe_models
     from runner.models.registry import build_models, close_models
 
     models = build_models(config)
     for entry in models.values():
         if entry.offline:
-            print(f"Probe: {entry.name} is in-process, nothing to reach.")
+            say_fitted(f"Probe: {entry.name} is in-process, nothing to reach.")
     try:
-        await probe_models(models.values(), print)
+        await probe_models(models.values(), say_fitted)
         if full:
             for entry in models.values():
                 await _full_probe(config, entry, context_tokens)
@@ -62,6 +63,7 @@ async def _probe(config: SweepConfig, full: bool, context_tokens: int) -> None:
 
 
 async def _full_probe(config: SweepConfig, entry: ModelEntry, context_tokens: int) -> None:
+    from runner.common.tables import say_fitted, terminal_width, wrap_prose
     from runner.models.compat import CAPABILITIES, check_compatibility, render_compatibility, sweep_settings
     from runner.models.endpoints import endpoint_of
     from runner.providers import AnthropicClient, OpenAICompatClient
@@ -70,18 +72,25 @@ async def _full_probe(config: SweepConfig, entry: ModelEntry, context_tokens: in
     if entry.offline:
         return
     width = max(len(c) for c in CAPABILITIES)
+    # A table row's detail wraps under the detail column: "  capability  mark  detail".
+    under = " " * (width + len("  yes  "))
+
+    def table(text: str) -> None:
+        print(wrap_prose(text, terminal_width(), under))
+
     if isinstance(entry.probe, AnthropicClient):
-        print(f"Probe --full: {entry.name} speaks Anthropic Messages, whose tool calls, usage and limits are "
-              "documented; the full check is for OpenAI-compatible servers.")
-        print(render_batch_support(await batch_support(entry.probe), width))
+        say_fitted(f"Probe --full: {entry.name} speaks Anthropic Messages, whose tool calls, usage and limits are "
+                   "documented; the full check is for OpenAI-compatible servers.")
+        table(render_batch_support(await batch_support(entry.probe), width))
         return
     if not isinstance(entry.probe, OpenAICompatClient):
         return
     found = await check_compatibility(entry.probe, context_tokens)
     endpoint = endpoint_of(entry.name, config.endpoints)
-    print("\n" + render_compatibility(found))
-    print(render_batch_support(await batch_support(entry.probe), width))
+    table("\n" + render_compatibility(found))
+    table(render_batch_support(await batch_support(entry.probe), width))
     print("\nSweep file settings for it:\n")
+    # As it is: TOML to paste into a sweep file, where a wrapped comment would be a syntax error.
     print(sweep_settings(entry.name, endpoint.kind, endpoint.model, endpoint.base_url, found))
 
 

@@ -15,6 +15,7 @@ from runner.cli.workbench import add_runs_rm, cmd_runs_rm
 from runner.common.files import write_atomically
 from runner.common.optional import load_extra
 from runner.common.tables import terminal_width
+from simulators.errors import ShiftbenchInputError
 
 __all__ = ["FAILED_SHOWN_PER_SETTING", "REPORT_ROWS", "RESULT_COMMANDS", "RUNS_SHOWN", "add_result_parsers"]
 
@@ -42,8 +43,8 @@ def add_result_parsers(commands: Any) -> None:
     fmt.add_argument("--html", type=Path, metavar="FILE",
                      help="write one self-contained HTML page (charts, tables, failed episodes, provenance)")
     report.add_argument("--windows", action="store_true",
-                        help="with --csv: one row per stream, setting and window (the learning curves as numbers); "
-                             "in the text report: every row of the per-window table")
+                        help="only the per-window table, every row (the learning curves as numbers): as text, or "
+                             "with --csv one row per stream, setting and window, or with --md")
     report.add_argument("--slices", action="store_true", help="add descriptive slices to the text report "
                                                              "(by tool calls, turns, family, window, category)")
     add_limit(report, "rows per table of the text report", REPORT_ROWS)
@@ -61,18 +62,43 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from runner.report import build_report, render_csv, render_json, render_markdown, render_text, render_window_csv
+    from runner.report import build_report, render_csv, render_json, render_markdown, render_text
 
+    if args.windows:
+        return _cmd_report_windows(args)
     if args.html is not None:
         return _cmd_report_html(args)
     report = run_async(build_report, journal_path(args), args.run_id)
     if args.json or args.csv or args.md:
-        csv_render = render_window_csv if args.windows else render_csv
-        print((render_json if args.json else csv_render if args.csv else render_markdown)(report))
+        print((render_json if args.json else render_csv if args.csv else render_markdown)(report))
     else:
-        print(render_text(report, with_slices=args.slices, width=terminal_width(), limit=limit_of(args),
-                          every_window=args.windows))
+        print(render_text(report, with_slices=args.slices, width=terminal_width(), limit=limit_of(args)))
     return 0
+
+
+def _cmd_report_windows(args: argparse.Namespace) -> int:
+    """`--windows`: the per-window table alone (text, --csv or --md), every row unless --limit is given;
+    where there is no such table to print, one line says where the flag applies, before anything is read."""
+    from runner.report import build_report, render_window_csv, render_windows_markdown, render_windows_text
+
+    other = "--json" if args.json else "--html" if args.html is not None else "--slices" if args.slices else None
+    if other is not None:
+        raise ShiftbenchInputError(f"--windows prints the per-window table alone (as text, --csv or --md), so it "
+                                   f"takes no {other}; {WHOLE[other]}")
+    report = run_async(build_report, journal_path(args), args.run_id)
+    if args.csv:
+        print(render_window_csv(report))
+    elif args.md:
+        print(render_windows_markdown(report))
+    else:
+        print(render_windows_text(report, terminal_width(), limit_of(args) if args.limit_given else None))
+    return 0
+
+
+WHOLE = {"--json": "the JSON report holds every window already",
+         "--html": "the page holds every window's scores already (its learning curves)",
+         "--slices": "report RUN_ID --slices prints the slices with the whole report"}
+"""What a user asking for --windows with another output reads instead."""
 
 
 def _cmd_report_html(args: argparse.Namespace) -> int:

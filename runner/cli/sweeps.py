@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from methods.names import REGISTERED_METHODS
 from runner.cli.parsing import Command, add_journal, journal_path, names, positive, run_async, within
+from runner.common.tables import say_fitted
 from simulators.errors import ShiftbenchInputError
 from simulators.protocol import SCENARIOS
 
@@ -188,7 +189,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ShiftbenchInputError(f"{'--sweep' if args.sweep is not None else '--shards'}: only with --shard; "
                                    "pass --shard I/N or --shard auto")
     journal = journal_path(args, config)
-    outcome = run_async(start_sweep, config, journal, args.display)
+    outcome = run_async(start_sweep, config, journal, args.display, say_fitted)
     _print_report(journal, outcome.run_id)
     return EXIT_BY_STATUS.get(outcome.status, 1)
 
@@ -203,7 +204,7 @@ def _run_shard(args: argparse.Namespace, config: SweepConfig) -> int:
         journal = (DEFAULT_HOME / f"journal-shard-{spec.index}-of-{spec.count}.sqlite").resolve()
     else:
         journal = Path(str(journal_path(args, config)).replace("{shard}", str(spec.index)))
-    outcome = run_async(start_shard, config, spec, journal, args.display, print, args.sweep or "")
+    outcome = run_async(start_shard, config, spec, journal, args.display, say_fitted, args.sweep or "")
     _print_report(journal, outcome.run_id)
     return EXIT_BY_STATUS.get(outcome.status, 1)
 
@@ -212,7 +213,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     from runner.schedule.sweep import resume_sweep
 
     journal = journal_path(args)
-    outcome = run_async(resume_sweep, args.run_id, journal, args.display, print, args.budget, None,
+    outcome = run_async(resume_sweep, args.run_id, journal, args.display, say_fitted, args.budget, None,
                         args.accept_method_change)
     _print_report(journal, outcome.run_id)
     return EXIT_BY_STATUS.get(outcome.status, 1)

@@ -85,8 +85,9 @@ def _add_show(show: argparse.ArgumentParser, add_journal: Callable[[argparse.Arg
     show.add_argument("--replica", type=int, metavar="K", help="one stream replica of a run with --replicas (0 ..)")
     add_limit(show, "episodes", SHOWN_EPISODES)
     show.add_argument("--full", action="store_true",
-                      help="print every tool observation whole (a long one is folded to its first lines; a "
-                           "document printed once is named, not printed again, either way)")
+                      help="print each episode whole: every turn, the task and every observation (by default an "
+                           "episode is held to about a screen, each fold saying what it left out); an observation "
+                           "printed before is named, not printed again, either way")
     show.add_argument("--json", action="store_true", help="plain data for tools, every field")
     add_journal(show)
 
@@ -134,12 +135,14 @@ def _given_flags(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_state(args: argparse.Namespace, journal: Path, run: Async) -> int:
+    from runner.common.tables import terminal_width
     from runner.views.states import is_replicated, load_states, state_text, states_json
 
     states = run(load_states, journal, args.run_id, args.stream, args.scenario, args.window)
     replicated = is_replicated(states)
     bound, given = limit_of(args), args.limit_given
-    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated, bound, given)
+    width = terminal_width()
+    print(states_json(states) if args.json else "\n\n".join(state_text(state, replicated, bound, given, width)
                                                              for state in states))
     return 0
 

@@ -10,6 +10,11 @@ Given the terminal's width it never lets the terminal wrap a row mid-cell; it tr
 4. a vertical layout, one `header  value` line per cell, when even one column beside the keys does
    not fit.
 A single word longer than the width (a long path) is kept whole, so it can still be copied.
+
+`wrap_prose` wraps text between words, `join_fitted` joins the parts of a log line (the plain display's
+status) into as few lines of the width as it takes, and `say_fitted` prints a message of a command as
+the terminal shows it. Error lines (`shiftbench: error: ...`) never pass through them: an error is one
+line by contract, for scripts that read it.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-__all__ = ["MIN_WIDTH", "terminal_width", "text_table", "wrap_prose"]
+__all__ = ["MIN_WIDTH", "join_fitted", "say_fitted", "terminal_width", "text_table", "wrap_prose"]
 
 GAP = 2
 """Spaces between columns."""
@@ -59,6 +64,28 @@ def wrap_prose(text: str, width: int | None, indent: str = "  ") -> str:
                                  break_long_words=False, break_on_hyphens=False, drop_whitespace=True) or [""]
         fenced ^= fence
     return "\n".join(out)
+
+
+def say_fitted(text: str) -> None:
+    """Print a command's message (a run's `Journal: ...` line, a probe's answer) wrapped to the terminal's
+    width, as it is in a pipe; the commands pass it where they would pass `print`."""
+    print(wrap_prose(text, terminal_width()), flush=True)
+
+
+def join_fitted(parts: Sequence[str], separator: str, width: int | None, indent: str = "  ") -> str:
+    """`parts` joined by `separator` on one line, or, at a width, on as many lines as it takes: each
+    break falls between two parts, so no figure is cut, and a continuation line starts with `indent`
+    and the separator (a log reader sees it continues the line above). A part wider than the width
+    alone wraps between its words."""
+    if width is None:
+        return separator.join(parts)
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + len(separator) + len(part) <= width:
+            lines[-1] += separator + part
+        else:
+            lines.append(part if not lines else indent + separator.lstrip() + part)
+    return wrap_prose("\n".join(lines), width, indent)
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str, width: int | None = None,

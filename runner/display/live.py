@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from runner.common.tables import join_fitted, terminal_width, wrap_prose
 from runner.display.figures import (
     cache_text,
     count_text,
@@ -75,8 +76,9 @@ def make_display(kind: str, progress: RunProgress) -> Display:
 
 # ---------------------------------------------------------------- the plain display's line
 
-def status_line(progress: RunProgress) -> str:
-    """One log line: everything a user watching a file needs to know the run is alive and on budget."""
+def status_line(progress: RunProgress, width: int | None = None) -> str:
+    """One log line: everything a user watching a file needs to know the run is alive and on budget;
+    at a terminal's `width`, as many lines as it takes, each break between two figures."""
     avg_h, avg_f = running_scores(progress)
     done, total = progress.done, progress.total
     percent = 100 * done / total if total else 0.0
@@ -94,7 +96,7 @@ def status_line(progress: RunProgress) -> str:
         *(batcher.dashboard_line() for batcher in progress.batchers),
         *progress.paused_endpoints(),
     ]
-    return " | ".join(parts)
+    return join_fitted(parts, " | ", width)
 
 
 # ---------------------------------------------------------------- displays
@@ -135,11 +137,12 @@ class PlainDisplay:
         self._print_status()
 
     def message(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        # The width is read per line: a pipe (no COLUMNS) keeps one line per status, for grep.
+        print(wrap_prose(text, terminal_width()), file=self.stream, flush=True)
 
     def _print_status(self) -> None:
         self._last = self.progress.clock()
-        self.message(status_line(self.progress))
+        print(status_line(self.progress, terminal_width()), file=self.stream, flush=True)
 
 
 class RichDisplay:
@@ -168,6 +171,10 @@ class RichDisplay:
     def stop(self) -> None:
         self._live.update(self.render())
         self._live.stop()
+        if not self.console.is_terminal:
+            # rich ends the last frame with a newline only on a terminal: in a pipe or a file the next
+            # line (the run's summary) would be glued to the dashboard's last line.
+            self.console.line()
 
     def message(self, text: str) -> None:
         # Printed above the live area; no markup, so brackets in error messages stay as they are.

@@ -7,7 +7,8 @@ its worker, instances independent, time per call) replays the recorded blocks on
 prints PASS or FAIL with its first evidence. The method's exceptions are FAIL lines naming its own
 frame, never a traceback. The exit code is 1 on any FAIL, 0 when all pass.
 
-Arrows: method_check -> schedule (the episode loop), models, config, providers, workers.
+Arrows: method_check -> schedule (the episode loop), models, config, providers, workers, common (the
+terminal width its lines wrap to).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from methods.base import PublicScenario
 from methods.spec import ResolvedMethod, absolute_spec
+from runner.common.tables import wrap_prose
 from runner.config.methods import resolver
 from runner.config.plan import plan_streams
 from runner.config.settings import SweepConfig
@@ -112,9 +114,11 @@ def _checks(limits: MethodLimits, request: CheckRequest) -> list[Any]:
     return [check_boundary, *CHECKS, check_independent, time_check(limits), context_check(request.context_tokens)]
 
 
-def render_checks(results: list[CheckResult]) -> str:
-    width = max(len(r.name) for r in results)
-    lines = [f"{'PASS' if r.passed else 'FAIL'}  {r.name:<{width}}  {r.evidence}" for r in results]
+def render_checks(results: list[CheckResult], width: int | None = None) -> str:
+    """A line per check; at a terminal's `width` its evidence wraps under itself (a pipe: one line each)."""
+    names = max(len(r.name) for r in results)
+    lines = [wrap_prose(f"{'PASS' if r.passed else 'FAIL'}  {r.name:<{names}}  {r.evidence}", width,
+                        " " * (len("PASS  ") + names + 2)) for r in results]
     failed = sum(not r.passed for r in results)
     lines.append(f"{len(results) - failed} passed, {failed} failed")
     return "\n".join(lines)

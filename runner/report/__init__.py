@@ -25,7 +25,13 @@ from runner.report.model import (
     scenario_sort_key,
 )
 from runner.report.sealed import render_json
-from runner.report.text import cache_summary, render_markdown, render_text
+from runner.report.text import (
+    cache_summary,
+    render_markdown,
+    render_text,
+    render_windows_markdown,
+    render_windows_text,
+)
 
 __all__ = [
     "Costs",
@@ -42,5 +48,7 @@ __all__ = [
     "render_markdown",
     "render_text",
     "render_window_csv",
+    "render_windows_markdown",
+    "render_windows_text",
     "scenario_sort_key",
 ]

@@ -11,8 +11,8 @@ from runner.report.method_streams import METHOD_TITLE, method_table
 from runner.report.model import Costs, Pair, Report, StreamReport
 
 __all__ = ["AUDITS_TITLE", "COSTS_TITLE", "END_REASONS_TITLE", "POOLS_TITLE", "RETRIES_TITLE", "SCORES_ALIGN",
-           "SCORES_TITLE", "WINDOWS_TITLE", "Table", "audit_table", "cost_table", "end_reason_table", "format_score",
-           "percent", "pool_table", "report_sections", "retry_table", "score_table", "window_table"]
+           "SCORES_TITLE", "WINDOWS_ALIGN", "WINDOWS_TITLE", "Table", "audit_table", "cost_table", "end_reason_table",
+           "format_score", "percent", "pool_table", "report_sections", "retry_table", "score_table", "window_table"]
 
 Table = tuple[list[str], list[list[str]]]
 END_REASONS_TITLE = "End reasons (finished episodes; context_length is the model's own limit, scored as the agent's)"
@@ -20,6 +20,7 @@ RETRIES_TITLE = ("Retries (calls sent to the provider; retries = attempts after 
                  "attempts that got no byte for the stall time or ran past their time)")
 POOLS_TITLE = "Endpoint pools (model calls per replica: answered, and failed on it last)"
 WINDOWS_TITLE = "Windows"
+WINDOWS_ALIGN = "lllrrrrrr"
 COSTS_TITLE = ("Tokens, cost and latency (per task = per finished episode, serving included; failed and "
                "interrupted attempts apart; est. = calls whose tokens were estimated, the provider sent no usage)")
 SCORES_TITLE = "Scores (mean reward x 100 over test tasks; H hidden, F fully specified; 95% intervals)"
@@ -35,7 +36,7 @@ def report_sections(report: Report) -> list[tuple[str, Table, str]]:
          "the plain input price minus what they cost, at the run's prices)", _cache_table(report), "llrrrrr"),
         (END_REASONS_TITLE, end_reason_table(report), "lll"),
         ("Settings", _setting_table(report), "lllrrrrr"),
-        (WINDOWS_TITLE, window_table(report), "lllrrrrrr"),
+        (WINDOWS_TITLE, window_table(report), WINDOWS_ALIGN),
         *([(AUDITS_TITLE, audit_table(report), "llrllllr")]
           if any(s.audits for s in report.streams) else []),
         *([(RETRIES_TITLE, retry_table(report), "llrrrrr")] if report.retries else []),

@@ -13,16 +13,26 @@ from runner.report.batch_tables import batch_lines, batch_sections
 from runner.report.model import Report
 from runner.report.noise_tables import noise_lines, noise_sections
 from runner.report.scores import scores_seal
-from runner.report.sections import WINDOWS_TITLE, Table, format_score, percent, report_sections
+from runner.report.sections import (
+    WINDOWS_ALIGN,
+    WINDOWS_TITLE,
+    Table,
+    format_score,
+    percent,
+    report_sections,
+    window_table,
+)
 
-__all__ = ["cache_summary", "cut_table", "render_markdown", "render_text", "sweep_lines"]
+__all__ = ["cache_summary", "cut_table", "render_markdown", "render_text", "render_windows_markdown",
+           "render_windows_text", "sweep_lines"]
 
 
-def render_text(report: Report, with_slices: bool = False, width: int | None = None, limit: int | None = None,
-                every_window: bool = False) -> str:
+def render_text(report: Report, with_slices: bool = False, width: int | None = None, limit: int | None = None
+                ) -> str:
     """The whole report. `width`: the terminal's, every line laid out to fit it (None: natural widths, for
     pipes and files); `limit`: at most this many rows per table, each cut table saying how many it left
-    out and the flags that print them (None: every row); `every_window`: the per-window table uncut."""
+    out and the flags that print them (None: every row). `report --windows` prints the per-window table
+    alone, uncut (`render_windows_text`)."""
     parts = [wrap_prose(_heading(report), width), ""]
     sections = [*report_sections(report), *batch_sections(report), *noise_sections(report)]
     if any(s.repeats for s in report.streams):
@@ -32,14 +42,26 @@ def render_text(report: Report, with_slices: bool = False, width: int | None = N
         sections.append(("Slices (descriptive only: chosen after looking, they decide nothing)",
                          _slice_table(report), "llllrr"))
     for title, table, align in sections:
-        whole = every_window and title == WINDOWS_TITLE
         windows = title == WINDOWS_TITLE  # a window's row is named by its window too, in every panel
-        parts += [wrap_prose(title, width), *cut_table(table, align, width, None if whole else limit,
-                                                       WINDOWS_MORE if windows else "", 4 if windows else None), ""]
+        parts += [wrap_prose(title, width), *cut_table(table, align, width, limit, WINDOWS_MORE if windows else "",
+                                                       4 if windows else None), ""]
     return "\n".join(parts).rstrip()
 
 
 WINDOWS_MORE = "--windows or --all prints every one, --limit N the first N"
+
+
+def render_windows_text(report: Report, width: int | None = None, limit: int | None = None) -> str:
+    """`report --windows`: the per-window table alone, every row unless `limit` (a --limit given), laid
+    out as in the whole report (its title, the same panels at a width)."""
+    table = window_table(report)
+    lines = cut_table(table, WINDOWS_ALIGN, width, limit, keys=4)
+    return "\n".join([wrap_prose(WINDOWS_TITLE, width), *lines])
+
+
+def render_windows_markdown(report: Report) -> str:
+    """`report --windows --md`: the per-window table alone, as the whole report's Markdown shows it."""
+    return "\n".join([f"## {WINDOWS_TITLE}", "", _markdown_table(*window_table(report))])
 
 
 def cut_table(table: Table, align: str, width: int | None, limit: int | None, more: str = "",

@@ -4,9 +4,10 @@ Rendered with rich (this is a view, not the runner): a transcript is a panel per
 one block per turn (reasoning, reply, the tool call, the observation), the finish, the grade with its
 details and judge, and the episode's tokens, cost and latency. `--json` prints plain data for tools.
 
-The output is bounded: `--limit` episodes (20 by default), a long tool observation folded and a
-document printed once (`runner.views.folding`), and a closing line saying how many episodes it left
-out, naming only the flags not already given that would narrow or widen it.
+The output is bounded: `--limit` episodes (20 by default), each held to about a screen unless `--full`
+(`runner.views.episode_layout`: long texts folded, an observation printed before named, the middle of
+a long episode's turns folded into one line), and a closing line saying how many episodes it left out,
+naming only the flags not already given that would narrow or widen it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
-from runner.views.folding import Observations
-from runner.views.transcript import Transcript, json_text, transcript_data
-from simulators.record import Step
+from runner.views.episode_layout import Block, lay_out_episode
+from runner.views.folding import Seen
+from runner.views.transcript import Transcript, transcript_data
 
 __all__ = ["NARROWING", "more_hint", "print_transcripts", "render_transcript", "transcripts_json"]
 
@@ -36,11 +37,11 @@ def transcripts_json(transcripts: Sequence[Transcript]) -> str:
 def print_transcripts(transcripts: Sequence[Transcript], more: int, console: Console | None = None,
                       empty: str = "no episode matches", given: Sequence[str] = (), full: bool = False) -> None:
     """`given`: the flags the command was given (the hint names only the others); `full`: every
-    observation whole."""
+    episode whole (by default each is held to about a screen, `runner.views.episode_layout`)."""
     console = console or Console()
-    observations = Observations(full=full)
+    seen = Seen()
     for transcript in transcripts:
-        console.print(render_transcript(transcript, observations))
+        console.print(render_transcript(transcript, seen, console.width, full))
     if more > 0:
         console.print(Text(more_hint(more, given), style="dim"))
     if not transcripts:
@@ -60,49 +61,32 @@ def _either(flags: Sequence[str]) -> str:
     return flags[0] if len(flags) == 1 else f"{', '.join(flags[:-1])} or {flags[-1]}"
 
 
-def render_transcript(t: Transcript, observations: Observations | None = None) -> RenderableType:
-    """One episode's panel; `observations`: what the output printed before (None: this one alone)."""
-    observations = observations or Observations()
+def render_transcript(t: Transcript, seen: Seen | None = None, width: int = 80, full: bool = False) -> RenderableType:
+    """One episode's panel on a console `width` wide; `seen`: what the output printed before (None: this
+    one alone)."""
     e = t.row  # the journaled episode
     # The title holds what tells one episode from the next in a long list, most telling first, short
     # enough for a narrow terminal (a panel cuts its title at the border); the rest opens the body,
     # where it wraps instead of being cut.
     title = f"{t.score_line}  window {e.window}  {e.category}  {e.phase}"
-    parts: list[RenderableType] = [
-        Text(f"{t.stream}  {e.scenario}  window {e.window}  {e.category}  {e.phase}  task {e.task_id}", style="bold"),
-        Text(f"unit {e.unit_id}", style="dim"),
-        _labelled("task", t.record.task.instruction)]
-    for number, step in enumerate(t.record.steps, start=1):
-        where = f"turn {number} of {t.stream} task {e.task_id}"
-        observation = observations.text(step.observation, where)
-        parts += [Rule(f"turn {number}", style="dim", align="left"), *_step(step, observation)]
-    parts.append(Rule("outcome", style="dim", align="left"))
-    if t.finish:
-        parts.append(_labelled("finish", t.finish))
-    parts.append(_labelled("ended", e.end_reason))
-    parts.append(_labelled("grade", f"{t.score_line} by {e.judge or 'the grader'}"))
-    if t.grade_details:
-        parts.append(Text(json_text(t.grade_details)))
-    parts.append(Text(f"{e.turns} turns, {e.tool_calls} tool calls, {e.input_tokens} in "
-                      f"({e.cached_input_tokens} cached) / {e.output_tokens} out tokens, ${e.cost_usd:.4f}, "
-                      f"{e.latency_s:.1f} s", style="dim"))
+    inside = max(MIN_INSIDE, width - PANEL_EDGES)
+    blocks = lay_out_episode(t, inside, seen if seen is not None else Seen(), full)
     style = "green" if e.reward >= 1.0 else "red"
-    return Panel(Group(*parts), title=Text(title, style=f"bold {style}"), title_align="left", border_style=style)
+    return Panel(Group(*(_rendered(block) for block in blocks)), title=Text(title, style=f"bold {style}"),
+                 title_align="left", border_style=style)
 
 
-def _step(step: Step, observation: str) -> list[RenderableType]:
-    parts: list[RenderableType] = []
-    if step.reasoning:
-        parts.append(_labelled("thought", step.reasoning, "italic"))
-    if step.reply:
-        parts.append(_labelled("replied", step.reply))
-    action = f"NONE [{step.note}]" if step.action_name is None else f"{step.action_name}({step.action_arguments})"
-    parts.append(_labelled("call", action, "cyan"))
-    parts.append(_labelled("observation", observation))
-    return parts
+PANEL_EDGES = 4
+"""A panel's border and padding, left and right: what its text has less than the console."""
+MIN_INSIDE = 16
 
 
-def _labelled(label: str, text: str, style: str = "") -> Text:
-    line = Text(f"{label}: ", style="bold")
-    line.append(text, style=style)
-    return line
+def _rendered(block: Block) -> RenderableType:
+    if block.rule:
+        return Rule(block.label, style="dim", align="left")
+    text = Text()
+    if block.label:
+        text.append(f"{block.label}: ", style="bold")
+    # Wrapped to the panel already (what the episode's budget counted): rich has nothing left to wrap.
+    text.append("\n".join(block.lines), style=block.style)
+    return text

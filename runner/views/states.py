@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from methods.base import MethodSpec
+from runner.common.tables import wrap_prose
 from runner.config.methods import resolve_methods
 from runner.config.run_dataset import dataset_of_run
 from runner.config.settings import config_from_json
@@ -137,17 +138,20 @@ def _with_bulletin(run: RunRow, state: MethodState, windows: Sequence[int]) -> M
 
 
 def state_text(state: MethodState, replicated: bool = False, limit: int | None = None,
-               limit_given: bool = False) -> str:
+               limit_given: bool = False, width: int | None = None) -> str:
     """The heading, then what the method had learned, as its own `describe` says it. `replicated`: the run
     has stream replicas (`--replicas K`), so the heading says which one this is. `limit`: at most this
     many lines of it (None: all; icl_full and rag list every past case, hundreds on a full stream), then
-    how many it left out and the flags that print them (`limit_given`: --limit was given, so only --all)."""
+    how many it left out and the flags that print them (`limit_given`: --limit was given, so only --all).
+    `width`: the terminal's; prose wraps between words (the limit counts the lines as shown), a fenced
+    policy block is kept as the prompt holds it."""
     heading = f"{_name(state.stream, replicated)} on {state.stream.scenario}, state as of {state.as_of}"
-    lines = _body(state).split("\n")
+    lines = wrap_prose(_body(state), width).split("\n")
     if limit is None or len(lines) <= limit:
-        return "\n".join([heading, *lines])
+        return "\n".join([wrap_prose(heading, width), *lines])
     how = "--all prints them" if limit_given else "--limit N prints the first N lines, --all every one"
-    return "\n".join([heading, *lines[:limit], f"... {len(lines) - limit} more lines of this state; {how}"])
+    return "\n".join([wrap_prose(heading, width), *lines[:limit],
+                      wrap_prose(f"... {len(lines) - limit} more lines of this state; {how}", width)])
 
 
 def is_replicated(states: Sequence[MethodState]) -> bool:

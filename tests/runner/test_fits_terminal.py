@@ -10,13 +10,18 @@ row's cells in the same order.
 
 from __future__ import annotations
 
+import itertools
+import os
 import shlex
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from runner.cli import main
-from runner.common.tables import text_table, wrap_prose
+from runner.common.tables import join_fitted, text_table, wrap_prose
 from runner.report.summary import command_lines
 from tests.support import cli_sweep
 
@@ -136,9 +141,52 @@ def test_the_report_cuts_each_table_at_the_limit_and_says_how_to_see_the_rest(
     assert [line for line in windows if line.startswith("scripted ")][3:] == []
     assert "... 17 more rows of 20; --windows or --all prints every one, --limit N the first N" in out
     assert main(["report", run_id, "--windows", "--journal", str(journal)]) == 0
-    every = capsys.readouterr().out.split("\nWindows\n", 1)[1].split("\n\n", 1)[0]
+    every = capsys.readouterr().out
     assert len([line for line in every.splitlines() if line.startswith("scripted ")]) == 20
     assert main(["report", run_id, "--limit", "-3", "--journal", str(journal)]) == 2
+
+
+def windows_section(report: str) -> str:
+    """The per-window table of a whole text report: its title line, then its panels (each opens with the
+    row's names, `model ...`) up to the next section's title."""
+    first, *rest = report.split("\nWindows\n", 1)[1].split("\n\n")
+    panels = [first, *itertools.takewhile(lambda block: block.startswith("model"), rest)]
+    return "Windows\n" + "\n\n".join(panels)
+
+
+@pytest.mark.parametrize("width", [None, 80])
+def test_report_windows_prints_the_per_window_table_alone(swept: tuple[Path, str], width: int | None,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    if width is not None:
+        monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["report", run_id, "--all", "--journal", str(journal)]) == 0
+    whole = capsys.readouterr().out
+    assert main(["report", run_id, "--windows", "--journal", str(journal)]) == 0
+    alone = capsys.readouterr().out
+    assert alone.rstrip("\n") == windows_section(whole)  # that table, every row, and nothing else
+    assert "Scores" not in alone and len([line for line in alone.splitlines() if "retail_l1" in line]) >= 12
+    if width is not None:
+        assert max(len(line) for line in alone.splitlines()) <= width
+    assert main(["report", run_id, "--windows", "--limit", "3", "--journal", str(journal)]) == 0
+    assert "... 17 more rows of 20" in capsys.readouterr().out  # a --limit given still cuts it
+    assert main(["report", run_id, "--windows", "--md", "--journal", str(journal)]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert md[0] == "## Windows" and md[2].startswith("| model | method | setting | window |") and len(md) == 2 + 2 + 20
+
+
+@pytest.mark.parametrize("other", [["--json"], ["--slices"], ["--html", "page.html"]])
+def test_report_windows_with_a_format_that_has_no_window_table_is_refused_in_one_line(
+        swept: tuple[Path, str], other: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    journal, run_id = swept
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", run_id, "--windows", *other, "--journal", str(journal)]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert captured.out == "" and line.startswith("shiftbench: error: --windows") and other[0] in line
+    assert not (tmp_path / "page.html").exists()
 
 
 @pytest.mark.parametrize("width", [80, 200])
@@ -162,3 +210,106 @@ def test_the_end_of_run_summary_fits_a_screen(built_suite: Path, tmp_path: Path,
     commands = " ".join(line.strip().removesuffix("\\") for line in summary if line.startswith("  shiftbench")
                         or line.startswith("      --") or line.startswith("      " + str(journal)[:4]))
     assert f"shiftbench report {run_id} --journal {journal}" in " ".join(commands.split())
+
+
+# --------------------------------------------------------------- every command on the quickstart's run
+
+def long_lines(text: str, width: int = 80) -> list[str]:
+    """The lines of `text` wider than `width`, less a word kept whole on a line of its own (a path: it can
+    only be copied whole), alone or before a command's ` \\` continuation."""
+    return [line for line in text.splitlines()
+            if len(line) > width and len(line.removesuffix("\\").split()) > 1]
+
+
+def run_cli(args: list[str], folder: Path, columns: str | None = "80") -> subprocess.CompletedProcess[str]:
+    """`shiftbench ARGS` as a user types it in `folder` (its default journal), in a process of its own."""
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    return subprocess.run([sys.executable, "-m", "runner.cli", *args], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def quickstart(built_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """The README quickstart's run (every scenario, scripted, blind and oracle, no pilot) started at 80
+    columns with the plain display (its status lines are printed lines too); (folder, run id, its output)."""
+    folder = tmp_path_factory.mktemp("quickstart")
+    done = run_cli(["run", "--dataset", str(built_suite), "--display", "plain"], folder)
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(folder / ".shiftbench" / "journal.sqlite") as db:
+        (run_id,) = db.execute("SELECT run_id FROM runs").fetchone()
+    return folder, run_id, done.stdout + done.stderr
+
+
+READING = [
+    ["report", "{run}"], ["report", "{run}", "--all"], ["report", "{run}", "--slices"],
+    ["report", "{run}", "--windows"],
+    ["compare", "{run}:scripted/oracle", "{run}:scripted/blind"],
+    ["compare", "{run}:scripted/oracle", "{run}:scripted/blind", "--shared"],
+    ["show", "{run}"], ["show", "{run}", "--failed", "--stream", "scripted/blind", "--scenario", "retail_l1"],
+    ["show", "{run}", "--failed", "--scenario", "pitch_l3", "--limit", "2", "--full"],
+    ["state", "{run}", "--scenario", "retail_l1"], ["state", "{run}", "--scenario", "banking_l2", "--window", "3"],
+    ["estimate", "{run}"], ["runs"], ["probe", "scripted"], ["probe", "scripted", "--full"], ["methods"],
+]
+
+
+@pytest.mark.slow
+def test_every_line_the_quickstarts_run_and_resume_print_fits_80_columns(
+        quickstart: tuple[Path, str, str]) -> None:
+    folder, run_id, printed = quickstart
+    assert "completed" in printed and long_lines(printed) == []
+    status = [line for line in printed.splitlines() if line.startswith("[0:")]
+    assert status and all(" | " in line for line in status)  # the plain display's lines, each folded
+    with sqlite3.connect(folder / ".shiftbench" / "journal.sqlite") as db:
+        db.execute("UPDATE runs SET status = 'interrupted'")  # as if stopped: nothing is left to run
+    resumed = run_cli(["resume", run_id, "--display", "plain"], folder)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming run {run_id}" in resumed.stdout and long_lines(resumed.stdout + resumed.stderr) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", READING, ids=[" ".join(a[:1] + a[2:]) for a in READING])
+def test_every_line_a_reading_command_prints_on_the_quickstarts_run_fits_80_columns(
+        quickstart: tuple[Path, str, str], args: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder, run_id, _ = quickstart
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main([arg.format(run=run_id) for arg in args]) == 0
+    out = capsys.readouterr()
+    assert out.out.strip() and long_lines(out.out + out.err) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["blind", "oracle"])
+def test_methods_check_of_the_quickstarts_methods_fits_80_columns(
+        built_suite: Path, method: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["methods", "check", method, "--dataset", str(built_suite), "--pilot", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "10 passed, 0 failed" in out and long_lines(out) == []
+
+
+@pytest.mark.slow
+def test_an_error_stays_one_line_at_80_columns(quickstart: tuple[Path, str, str]) -> None:
+    folder, run_id, _ = quickstart
+    for args in (["state", run_id], ["resume", run_id], ["show", run_id, "--scenario", "nowhere"]):
+        done = run_cli(args, folder)
+        assert done.returncode == 2 and done.stdout == ""
+        (line,) = done.stderr.splitlines()  # one line by contract, however long: scripts read it whole
+        assert line.startswith("shiftbench: error: ") and len(line) > 80
+
+
+def test_a_pipe_keeps_one_line_per_status_and_per_method(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    parts = ["[0:00:06] completed 6420/6420 units (100%)", "H 52.4 F 100.0", "tokens 0 in 0 out",
+             "$0.00 spent, $0.00 reserved", "cache -", "calls 0/64", "retries 0 429s 0", "ETA 0:00:00"]
+    assert join_fitted(parts, " | ", None) == " | ".join(parts)  # no COLUMNS, no terminal: grep reads one line
+    folded = join_fitted(parts, " | ", 40).splitlines()  # the first part alone is 42: it wraps between words
+    assert all(len(line) <= 40 for line in folded) and folded[2].startswith("  | H 52.4")
+    assert " ".join(" ".join(folded).replace(" | ", " ").split()) == " ".join(" ".join(parts).split())
+    assert main(["methods"]) == 0  # a pipe: one line a method, as scripts read it
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listed[:3]] == ["blind", "oracle", "icl_full"]
+    assert max(len(line) for line in listed) > 80
