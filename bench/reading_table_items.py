@@ -78,8 +78,8 @@ def item1(bench: Bench) -> Iterator[Row]:
         yield attempt(bench, Try("1", f"{command} --limit -1 refused", (*argv, "--limit", "-1"), expect=2,
                                  quiet=True, want=("--limit", "0 or more")))[0]
     yield attempt(bench, Try("1", "show, the README's example, at 80 columns (was 781 lines)", readme, columns=80,
-                             want=("more lines folded: --full shows them", "the same", "observation as turn 1"), max_lines=400,
-                             max_width=80))[0]
+                             want=("more lines folded: --full shows them", "the same", "observation as turn 1"),
+                             max_lines=400, max_width=80))[0]
     yield attempt(bench, Try("1", "show, no flags: 20 episodes and every narrowing flag offered", ("show", run),
                              want=("more episodes match; narrow with --stream, --scenario, --window, --phase or "
                                    "--failed, or print more with --limit N or --all",)))[0]

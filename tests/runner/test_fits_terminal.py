@@ -309,6 +309,8 @@ def test_a_pipe_keeps_one_line_per_status_and_per_method(monkeypatch: pytest.Mon
     folded = join_fitted(parts, " | ", 40).splitlines()  # the first part alone is 42: it wraps between words
     assert all(len(line) <= 40 for line in folded) and folded[2].startswith("  | H 52.4")
     assert " ".join(" ".join(folded).replace(" | ", " ").split()) == " ".join(" ".join(parts).split())
+    assert join_fitted(["a" * 5, "b" * 5], " | ", 13) == "aaaaa | bbbbb"  # exactly the width: one line
+    assert join_fitted(["a" * 5, "b" * 5], " | ", 12) == "aaaaa\n  | bbbbb"  # a column short: the break
     assert main(["methods"]) == 0  # a pipe: one line a method, as scripts read it
     listed = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in listed[:3]] == ["blind", "oracle", "icl_full"]

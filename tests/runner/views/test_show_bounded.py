@@ -49,6 +49,10 @@ def test_a_text_wraps_at_the_panels_width_and_its_fold_says_what_it_left_out() -
     head = fold(one_line, 76, 63, 3)
     assert head.lines == ("y" * 63, "y" * 76)
     assert head.note == f"[{500 - 63 - 76} more characters folded: --full shows them]"
+    # Cut inside a line: that line's rest counts as one more line, beside the two lines after it.
+    cut = fold("a" * 200 + "\nb\nc", 80, 80, 2)
+    assert cut.lines == ("a" * 80,)
+    assert cut.note == "[3 more lines folded: --full shows them]"
     words = fold("alpha beta gamma delta", 11, 11, None)
     assert words.lines == ("alpha beta", "gamma delta")  # between words, the space dropped
     assert all(len(line) <= 76 for line in fold(document + one_line, 76, 63, None).lines)
@@ -147,10 +151,13 @@ def test_a_long_episode_folds_its_middle_turns_into_one_line_and_full_prints_eve
     folded = [line for line in short if re.search(r"\[turns \d+-\d+ folded \(\d+ tool calls\): --full shows them]",
                                                   line)]
     assert len(folded) == 1  # the middle turns, one line
+    full = shown(True)
+    turn_lines = next(i for i, line in enumerate(full) if "turn 11 ─" in line) - next(
+        i for i, line in enumerate(full) if "turn 10 ─" in line)
+    assert len(short) > EPISODE_LINES - turn_lines  # as many turns kept as fit: one more would not
     assert any("turn 30 " in line for line in short) and any("turn 1 " in line for line in short)
     assert re.search(r"\[\d+ more lines folded: --full shows them]", "\n".join(short[:12]))  # the long task
     assert any("[the same 32-line observation as turn 1 above;" in line for line in short)  # this episode's
-    full = shown(True)
     assert all(any(f"turn {n} ─" in line for line in full) for n in range(1, 31))
     assert sum("[the same 32-line observation as turn " in line for line in full) == 27  # 3 pages, 27 repeats
     assert "folded" not in "\n".join(full) and sum("Context line." in line for line in full) == 40
