@@ -1,5 +1,6 @@
 """The run's provider batches: collected per (endpoint, model), journaled at every step before the next one
-relies on it, polled with backoff, recovered on resume, cancelled on a budget stop.
+relies on it, polled with backoff, recovered on resume. A budget stop lets outstanding batches end: their
+items hold room under the cap already, so their episodes finish.
 
 The order that makes a run killed at any moment resumable without paying twice:
 1. the batch's label ('submitting') and every item ('pending') are committed before the provider is asked;
@@ -17,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import anyio
 import anyio.abc
@@ -26,13 +27,11 @@ from runner.batching.answers import decode_answer, encode_answer
 from runner.batching.collector import Collector
 from runner.batching.waiting import (
     MAX_BATCH_TRIES,
-    BatchCancelled,
     BatchClock,
     BatchTiming,
     Pending,
     SendLive,
     WallClock,
-    first_of,
     rejection,
 )
 from runner.common.errors import RunAborted
@@ -72,7 +71,6 @@ class BatchFigures:
     never_created: int = 0
     """Requests of a batch an earlier process was creating when it stopped, which the provider could not
     find: submitted again."""
-    cancelled: int = 0
 
 
 @dataclass
@@ -80,7 +78,6 @@ class _Open:
     lane: Lane
     batch_id: str
     items: int = 0
-    wake: anyio.Event = field(default_factory=anyio.Event)
 
 
 class Batcher:
@@ -99,11 +96,11 @@ class Batcher:
         self._open: dict[str, _Open] = {}
         self._rounds: Counter[str] = Counter()
         self._labels = 0
-        self._stopped = False
         self._group: anyio.abc.TaskGroup | None = None
         self.figures = BatchFigures()
         self.urgent: Callable[[], bool] = lambda: False
         """Whether what is collected goes at once (calls wait for budget room that collected items hold)."""
+        self._draining = False
 
     @property
     def models(self) -> frozenset[str]:
@@ -128,6 +125,12 @@ class Batcher:
         for collector in self._collectors.values():
             collector.wake()
 
+    def drain(self) -> None:
+        """The run is stopping for its budget: no new episode will add to a batch, so what is collected
+        goes at once from now on, and the episodes in flight finish without waiting out `wait_s`."""
+        self._draining = True
+        self.wake()
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Batcher]:
         """The collectors and pollers run inside; the run's unfinished batches are picked up first."""
@@ -141,7 +144,7 @@ class Batcher:
                 for again in (False, True):
                     collector = Collector(self._timing.max_items, self._timing.wait_s, self._clock,
                                           functools.partial(self._submit, model))
-                    collector.urgent = lambda: self.urgent()
+                    collector.urgent = lambda: self._draining or self.urgent()
                     self._collectors[(model, again)] = collector
                     group.start_soon(collector.run, group)
             try:
@@ -153,10 +156,8 @@ class Batcher:
     # --------------------------------------------------------------------------------------- asking
 
     async def ask(self, model: str, custom_id: str, unit_id: str, request: ModelRequest) -> ModelResponse:
-        """The answer to `request` through `model`'s batches. Raises BatchCancelled (a budget stop),
-        SendLive (failed in its batches), or the live path's error for a request the provider rejected."""
-        if self._stopped:
-            raise BatchCancelled("the run is stopping for its budget; batches are cancelled")
+        """The answer to `request` through `model`'s batches. Raises SendLive (failed in its batches), or the
+        live path's error for a request the provider rejected."""
         journaled = self._answered.pop(custom_id, None)
         if journaled is not None:
             settled = self._pending.get(custom_id)
@@ -186,8 +187,6 @@ class Batcher:
             assert result is not None
             if result.outcome == "succeeded" and result.response is not None:
                 return result.response
-            if self._stopped:
-                raise BatchCancelled(f"batch item {custom_id[:12]} was cancelled by the budget stop")
             refused = rejection(result)
             if refused is not None:
                 raise refused
@@ -202,24 +201,6 @@ class Batcher:
         tries = self._tries[custom_id]
         return tries >= MAX_BATCH_TRIES or (tries >= 1 and self._timing.on_item_failure == "live")
 
-    async def cancel_outstanding(self) -> None:
-        """The budget stop: nothing more is submitted; what waits unsubmitted ends unsent; every batch the
-        provider holds is cancelled, its partial results read and journaled (and charged) as it ends."""
-        if self._stopped:
-            return
-        self._stopped = True
-        for collector in self._collectors.values():
-            for pending in collector.drain():
-                pending.answer(BatchResult(pending.custom_id, "canceled", error="budget stop before submission"))
-        for opened in list(self._open.values()):
-            with anyio.CancelScope(shield=True):
-                try:
-                    await opened.lane.backend.cancel(opened.batch_id)
-                except InfrastructureError as exc:  # it ends in its window anyway; its results are still read
-                    self._say(f"Could not cancel batch {opened.batch_id}: {exc}")
-            self.figures.cancelled += 1
-            opened.wake.set()
-
     # ------------------------------------------------------------------------------------ submitting
 
     async def _submit(self, model: str, items: list[Pending]) -> None:
@@ -231,9 +212,6 @@ class Batcher:
         await self._journal.commit(Batch().provider_batch(
             self._run_id, label, lane.api or lane.backend.name, lane.endpoint, model,
             [(p.custom_id, p.unit_id) for p in items], self._rounds[model], resubmitted, time.time()))
-        if self._stopped:
-            await self._not_created(label, items, BatchCancelled("the run stopped for its budget before submission"))
-            return
         body = [BatchItem(p.custom_id, p.body) for p in items if p.body is not None]
         try:
             batch_id = await lane.backend.submit(body, label)
@@ -247,9 +225,6 @@ class Batcher:
             await self._journal.commit(Batch().batch_created(self._run_id, label, batch_id, "submitted"))
         self.figures.batches += 1
         self.figures.items += len(items)
-        if self._stopped:
-            await lane.backend.cancel(batch_id)
-            self.figures.cancelled += 1
         await self._follow(lane, label, batch_id, {p.custom_id for p in items})
 
     async def _find_quietly(self, lane: Lane, label: str) -> str | None:
@@ -298,8 +273,7 @@ class Batcher:
         for result in results.values():
             answer = encode_answer(result.response) if result.response is not None else None
             batch.batch_item_result(self._run_id, label, result.custom_id, result.outcome, answer, result.error)
-        final = "cancelled" if self._stopped else "collected"
-        batch.batch_status(self._run_id, label, final, status.provider_status, time.time())
+        batch.batch_status(self._run_id, label, "collected", status.provider_status, time.time())
         with anyio.CancelScope(shield=True):  # read means journaled: never lost between the two
             await self._journal.commit(batch)
         del self._open[label]
@@ -307,7 +281,7 @@ class Batcher:
             self._deliver(result)
 
     async def _until_ended(self, opened: _Open, custom_ids: set[str]) -> tuple[BatchStatus, dict[str, BatchResult]]:
-        """Poll (backoff from poll_s to poll_max_s; at once when woken by a cancel) and read the results.
+        """Poll (backoff from poll_s to poll_max_s) and read the results.
         A failure that would only requeue a live call is polled through at the longest interval."""
         interval = self._timing.poll_s
         while True:
@@ -323,7 +297,7 @@ class Batcher:
                 if exc.policy.outcome == "stop_run":
                     raise
                 interval = self._timing.poll_max_s
-            await first_of(functools.partial(self._clock.sleep, interval), opened.wake.wait)
+            await self._clock.sleep(interval)
             interval = min(2 * interval, self._timing.poll_max_s)
 
     def _deliver(self, result: BatchResult) -> None:

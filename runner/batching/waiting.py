@@ -3,8 +3,7 @@
 A succeeded item is its answer. An errored item the provider rejected as an invalid request fails as
 the live path fails a 400 (classified by the same rules, never sent again). An expired, canceled or
 otherwise errored item is tried once more in a later batch, then sent live (or live at once, by the
-setting `on_item_failure = "live"`). An item cancelled because the run stopped for its budget is never
-answered: its episode ends unsent.
+setting `on_item_failure = "live"`).
 """
 
 from __future__ import annotations
@@ -20,16 +19,11 @@ from runner.providers.failures import classify
 from runner.providers.taxonomy import InfrastructureError, infrastructure_error
 from simulators.protocol import JSON
 
-__all__ = ["BatchCancelled", "BatchClock", "BatchTiming", "Pending", "SendLive", "WallClock", "first_of",
+__all__ = ["BatchClock", "BatchTiming", "Pending", "SendLive", "WallClock", "first_of",
            "rejection"]
 
 MAX_BATCH_TRIES = 2
 """Batches an item is put in at most (the first and one resubmission) before it goes live."""
-
-
-class BatchCancelled(Exception):
-    """The run stopped for its budget and the item's batch was cancelled before it was answered: the call
-    was not answered, and its episode ends unsent (a resume asks again)."""
 
 
 class SendLive(Exception):

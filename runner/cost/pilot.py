@@ -93,6 +93,9 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         left = config.budget - (budget.spent if budget else spent)
         verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
         line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
+    if status == "budget_exhausted":  # the cap ended it with work left: a higher one runs the rest
+        resume = f"shiftbench resume {run_id}{journal_flag(journal.path)}"
+        line += f" `{resume} --budget HIGHER` runs it on with a higher cap."
     # Laid out to the terminal's width like the summary after it (whole lines to a pipe or a file).
     width = terminal_width()
     table = render_projection(rows, width) if rows else "(no priced model to project)"

@@ -9,8 +9,8 @@
 
 The item reserves its worst case at the batch price before it joins a batch, and is charged at it. Its
 custom id is the request hash the journal keys the call by (`REQUEST_KEY`, set by JournaledModel), so a
-resumed run recognises its own requests. A batch cancelled by the budget stop ends its waiting episodes
-as a refused reservation does: BudgetExhausted, unsent.
+resumed run recognises its own requests. A budget stop lets the item's batch end: the item holds its
+room under the cap already.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from runner.batching.batcher import Batcher
-from runner.batching.waiting import BatchCancelled, SendLive
-from runner.cost.budget import Budget, BudgetExhausted
+from runner.batching.waiting import SendLive
 from simulators.model_api import ModelClient, ModelRequest, ModelResponse
 
 __all__ = ["REQUEST_KEY", "BatchRoute", "BatchedModel"]
@@ -47,10 +46,9 @@ class BatchRoute:
 
 
 class BatchedModel:
-    def __init__(self, batch: ModelClient, live: ModelClient, budget: Budget | None) -> None:
+    def __init__(self, batch: ModelClient, live: ModelClient) -> None:
         self._batch = batch
         self._live = live
-        self._budget = budget
         self.route = "batch"
         """How the last call was answered: 'batch', or 'live' for an item sent live after its batches."""
 
@@ -65,7 +63,3 @@ class BatchedModel:
         except SendLive:
             self.route = "live"
             return await self._live.respond(request)
-        except BatchCancelled as exc:
-            budget = self._budget
-            raise BudgetExhausted(0.0, budget.spent if budget else 0.0, budget.reserved if budget else 0.0,
-                                  budget.cap if budget else 0.0) from exc

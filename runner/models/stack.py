@@ -94,7 +94,7 @@ class ClientStack:
             route = CacheScopedModel(BatchRoute(self.batcher, model, unit_id), cache_scope(stream_id, purpose))
             batched = CappedModel(PricedModel(route, self.batch_prices[model], self.budget, self.progress, purpose),
                                   entry.max_tokens)
-            either = BatchedModel(batched, gated, self.budget)
+            either = BatchedModel(batched, gated)
             return JournaledModel(either, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,
                                   self.replay_from, route=lambda: either.route)
         return JournaledModel(gated, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,

@@ -1,5 +1,6 @@
-"""How a run under a cap stops: no new episode once the room left is for the ones in flight, and the
-run's batches cancelled once a call is refused (nothing in flight could give room back)."""
+"""How a run under a cap stops: no new episode once the room left is for the ones in flight, which
+finish (their batches too: what they hold is under the cap already); a refused call (nothing in flight
+could give room back) ends its episode unsent."""
 
 from __future__ import annotations
 
@@ -35,15 +36,15 @@ class BudgetStop:
         return False
 
     async def refused(self, refusal: BudgetExhausted) -> None:
-        """A call was refused: its episode ends unsent and not journaled (it runs again on resume); the
-        run's batches are cancelled, their partial results read, journaled and charged."""
+        """A call was refused: its episode ends unsent and not journaled (it runs again on resume)."""
         await self._stopping(str(refusal))
-        if self.clients.batcher is not None:
-            await self.clients.batcher.cancel_outstanding()
 
     async def _stopping(self, reason: str) -> None:
         """The run turns to `stopping: budget` at once, on the dashboard and in the journal (`runs`): no
         new episode starts, and the ones in flight finish, their calls waiting for room as others settle."""
-        if not self.stop.requested:
-            self.stop.request(reason, "budget_exhausted")  # the dashboard shows "stopping" and the reason
-            await self.journal.commit(Batch().run_stopping(self.run_id, "budget", reason, time.time()))
+        if self.stop.requested:
+            return
+        self.stop.request(reason, "budget_exhausted")  # the dashboard shows "stopping" and the reason
+        if self.clients.batcher is not None:  # batches outstanding end: their items hold room already
+            self.clients.batcher.drain()
+        await self.journal.commit(Batch().run_stopping(self.run_id, "budget", reason, time.time()))

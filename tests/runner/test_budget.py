@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 import runner.cost.budget
@@ -168,7 +169,7 @@ async def test_a_younger_call_never_takes_room_an_older_one_waits_for() -> None:
 async def wait_until(condition: Callable[[], bool]) -> None:
     with anyio.fail_after(30):  # a safety net: each condition follows from the loop running
         while not condition():
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
 
 
 def test_a_retry_extends_its_call_s_reservation_within_the_cap() -> None:

@@ -13,7 +13,7 @@ import pytest
 from runner.batching.batcher import Batcher, Lane
 from runner.batching.waiting import BatchTiming
 from runner.config.prices import Price
-from runner.cost.budget import Budget, BudgetExhausted
+from runner.cost.budget import Budget
 from runner.cost.pricing import cost_usd, worst_case_usd
 from runner.display.progress import RunProgress
 from runner.journal import Batch, Journal, open_journal
@@ -23,7 +23,7 @@ from runner.providers.priority import SERVING, TEST
 from simulators.model_api import ModelRequest, ModelResponse, Usage
 from simulators.protocol import Message
 from tests.runner.batching.fake_backend import FakeBackend, echo
-from tests.runner.batching.test_batcher import submitted, until
+from tests.runner.batching.test_batcher import until
 
 RUN = "r1"
 LIVE = Price(input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
@@ -100,39 +100,51 @@ async def test_an_item_failed_in_its_batches_goes_live_at_the_live_price(tmp_pat
     assert calls(tmp_path / "j.sqlite") == [("u", "live", pytest.approx(cost_usd(answer.usage, LIVE)))]
 
 
-async def test_budget_stop_cancels_charges_partial_results_and_keeps_the_cap(tmp_path: Path) -> None:
+async def test_a_call_short_of_room_waits_for_a_batch_then_is_answered_under_the_cap(tmp_path: Path) -> None:
+    # Four items' worst cases fit and a fifth does not; their batch waits an hour for more items (wait_s),
+    # so only the fifth's wait for room makes it go at once. Its answers settle far below their worst
+    # case, and the fifth then gets room and is batched, sent at once when the run drains for its budget stop.
     backend, live = FakeBackend(auto_end=False), LiveModel()
     worst = worst_case_usd(ModelRequest(system="s", messages=(Message("user", "a0"),), max_output_tokens=64), BATCH)
-    budget = Budget(worst * 4.5)  # four items' worst cases fit, a fifth does not
+    budget = Budget(worst * 4.5)
     async with open_journal(tmp_path / "j.sqlite") as journal:
-        clients = stack(journal, backend, live, budget, max_items=4)
+        clients = stack(journal, backend, live, budget, wait_s=3600.0)
         batcher = clients.batcher
         assert batcher is not None
         ended: dict[str, str] = {}
 
         async def episode(n: int) -> None:
-            try:
-                client = clients.client("m", f"u{n}", "s", "agent", TEST)
-                ended[f"a{n}"] = (await client.respond(ask(f"a{n}"))).turn.text
-            except BudgetExhausted:
-                ended[f"a{n}"] = "unsent"
+            client = clients.client("m", f"u{n}", "s", "agent", TEST)
+            ended[f"a{n}"] = (await client.respond(ask(f"a{n}"))).turn.text
 
-        async def waits() -> bool:
-            return budget.waiting == 1
+        async def batches(count: int) -> bool:
+            return len(backend.batches) == count
+
+        async def four_waiting() -> bool:
+            return budget.reserved == pytest.approx(4 * worst)
+
+        async def fifth_holds_room() -> bool:  # the four answered and settled, and the fifth took its room
+            return len(ended) == 4 and not budget.waiting and budget.reserved == pytest.approx(worst)
 
         async with batcher.running(), anyio.create_task_group() as group:
             for n in range(4):
                 group.start_soon(episode, n)
-            await until(lambda: submitted(journal))
+            await until(four_waiting)
+            assert not backend.batches  # collected, waiting out wait_s for more
             group.start_soon(episode, 9)  # its worst case does not fit beside the four: it waits for room
-            await until(waits)
-            await batcher.cancel_outstanding()  # what the engine does at the budget stop
+            await until(lambda: batches(1))  # ... so the four went at once
+            assert budget.waiting == 1 and len(backend.batches["batch_1"].items) == 4
+            backend.end("batch_1")
+            await until(fifth_holds_room)
+            assert not budget.waiting and not await batches(2)  # collected, waiting out wait_s again
+            batcher.drain()  # the run is stopping for its budget: no episode will add to it
+            await until(lambda: batches(2))
+            backend.end("batch_2")
         await journal.commit(Batch())  # the call rows enqueued before it are durable after it
         statuses = [row.status for row in await journal.read.provider_batches(RUN)]
-    # The fifth got room as the batch ended and found the batcher stopped: it went nowhere, live or batched.
-    assert ended == {"a0": "re: a0", "a1": "unsent", "a2": "re: a2", "a3": "unsent", "a9": "unsent"}
-    assert statuses == ["cancelled"] and backend.cancels == ["batch_1"] and live.calls == 0
+    assert ended == {f"a{n}": f"re: a{n}" for n in (0, 1, 2, 3, 9)} and live.calls == 0
+    assert statuses == ["collected", "collected"] and not backend.cancels
     charged = sum(float(str(row[2])) for row in calls(tmp_path / "j.sqlite"))
     answered = cost_usd(Usage(input_tokens=100, output_tokens=10), BATCH)
-    assert budget.spent == pytest.approx(charged) == pytest.approx(2 * answered)
-    assert budget.reserved == 0 and budget.spent <= budget.cap
+    assert budget.spent == pytest.approx(charged) == pytest.approx(5 * answered)
+    assert budget.reserved == 0 and budget.spent <= budget.cap and not budget.refused

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from runner.batching.batcher import Batcher, Lane
-from runner.batching.waiting import BatchCancelled, BatchTiming, SendLive
+from runner.batching.waiting import BatchTiming, SendLive
 from runner.common.errors import RunAborted
 from runner.journal import Batch, Journal, open_journal
 from runner.providers.batch_api import BatchItem
@@ -225,33 +225,6 @@ async def test_submitting_at_a_crash_recovered_by_label_or_submitted_again(tmp_p
         assert (figures.recovered, figures.never_created) == ((1, 0) if findable else (0, 1))
 
 
-async def test_budget_stop_cancels_and_reads_partial_results(tmp_path: Path) -> None:
-    backend = FakeBackend(auto_end=False)
-    async with open_journal(tmp_path / "j.sqlite") as journal, batcher_of(journal, {"m": backend},
-                                                                          wait_s=0.01) as batcher:
-        outcomes: dict[str, str] = {}
-
-        async def ask(text: str) -> None:
-            try:
-                outcomes[text] = (await batcher.ask("m", cid(text), "u", request(text))).turn.text
-            except BatchCancelled:
-                outcomes[text] = "cancelled"
-
-        async with anyio.create_task_group() as group:
-            for text in ("a", "b", "c", "d"):
-                group.start_soon(ask, text)
-            await until(lambda: submitted(journal))
-            await batcher.cancel_outstanding()
-        with pytest.raises(BatchCancelled):
-            await batcher.ask("m", cid("e"), "u", request("e"))
-        rows = await journal.read.provider_batches(RUN)
-        items = {i.custom_id: i.status for i in await journal.read.batch_items(RUN)}
-    assert backend.cancels == ["batch_1"] and [r.status for r in rows] == ["cancelled"]
-    assert outcomes == {"a": "re: a", "b": "cancelled", "c": "re: c", "d": "cancelled"}  # partial results used
-    assert items == {cid("a"): "succeeded", cid("b"): "canceled", cid("c"): "succeeded", cid("d"): "canceled"}
-    assert cid("e") not in backend.submitted
-
-
 async def test_failed_items_are_resubmitted_once_then_sent_live(tmp_path: Path) -> None:
     backend = FakeBackend(outcome=lambda custom_id, seen: "expired")
     async with open_journal(tmp_path / "j.sqlite") as journal, batcher_of(journal, {"m": backend},
@@ -284,34 +257,6 @@ async def test_live_at_once_and_rejected_items(tmp_path: Path) -> None:
             await batcher.ask("m", cid("a"), "u", request("a"))
     assert caught.value.failure is Failure.REJECTED and caught.value.policy.outcome == "stop_run"
     assert refused.submitted[cid("a")] == 1  # never resent
-
-
-async def test_a_resume_after_a_budget_stop_asks_again_what_was_never_answered(tmp_path: Path) -> None:
-    backend = FakeBackend(auto_end=False)
-    path = tmp_path / "j.sqlite"
-    async with open_journal(path) as journal:
-        async with batcher_of(journal, {"m": backend}, wait_s=0.01) as batcher:
-            ended: dict[str, str] = {}
-
-            async def ask(text: str) -> None:
-                try:
-                    ended[text] = (await batcher.ask("m", cid(text), "u", request(text))).turn.text
-                except BatchCancelled:
-                    ended[text] = "unsent"
-
-            async with anyio.create_task_group() as group:
-                for text in ("a", "b"):
-                    group.start_soon(ask, text)
-                await until(lambda: submitted(journal))
-                await batcher.cancel_outstanding()
-    assert ended == {"a": "re: a", "b": "unsent"}  # the fake had answered a before the cancel
-    resumed = FakeBackend()
-    async with open_journal(path) as journal, batcher_of(journal, {"m": resumed}, wait_s=0.01) as batcher:
-        got = await answers(batcher, "m", ["a", "b"])
-        rows = await journal.read.provider_batches(RUN)
-    assert got == {"a": "re: a", "b": "re: b"}
-    assert resumed.submitted == {cid("b"): 1}  # a was answered before the stop; b never was
-    assert [(r.status, r.resubmission) for r in rows] == [("cancelled", 0), ("collected", 0)]
 
 
 async def test_an_item_that_failed_twice_before_a_resume_goes_live_without_a_third_batch(tmp_path: Path) -> None:
