@@ -17,7 +17,6 @@ returns to exactly 0 when nothing is in flight and a rounding error can never ca
 
 from __future__ import annotations
 
-import contextvars
 import heapq
 import itertools
 import math
@@ -27,14 +26,12 @@ from fractions import Fraction
 
 import anyio
 
+from runner.common.episode_age import EPISODE_AGE
 from runner.common.money import usd
 from simulators.model_api import Purpose
 
 __all__ = ["EPISODE_AGE", "Budget", "BudgetExhausted", "Reservation"]
 
-EPISODE_AGE: contextvars.ContextVar[int] = contextvars.ContextVar("episode_age", default=0)
-"""The start order of the episode a call belongs to (1 for the run's first); 0 for calls of no episode
-(a method's learn, a probe): they are served first."""
 
 
 class BudgetExhausted(Exception):

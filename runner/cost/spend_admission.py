@@ -1,49 +1,114 @@
 """Whether a new episode may start under the run's cap: a cap buys finished episodes.
 
-Every episode gets its start order (`begin`), which its calls carry to the budget (`EPISODE_AGE`): when
-room is short the oldest episode's calls go first. A new episode (a serving block, a test episode)
+Every episode gets its start order (`begin`), which its calls carry (`EPISODE_AGE`): when room or call
+slots are short, the oldest episode's calls go first. A new episode (a serving block, a test episode)
 starts only while what is left under the cap pays, with a margin, for what the episodes in flight are
-still expected to spend (the mean of the finished ones, the method's own calls spread over them, less
-what each spent so far) and for one more.
-Before any episode has finished there is no mean: then episodes start until a call first has to wait
-for room. Once one is refused, the run stops dispatching; the episodes in flight finish (their calls
-wait for room as others settle) or end when nothing in flight can give room back.
+still expected to spend and for the new ones. An episode that has spent `s` so far is expected to spend
+what the finished episodes that cost more than `s` spent beyond it, on average (the finished ones are
+biased cheap: the short ones finish first, so a plain mean less `s` would under-count the long ones
+still running); the method's own calls are spread over the finished episodes.
+A new episode that does not fit waits for one in flight to end, and is refused only when none is in
+flight and no other waiting start fits (a smaller one, a single test episode beside a serving block):
+then nothing can change the estimate, and the run stops dispatching. Before any episode has
+finished there is no estimate: as many episodes start as there are call slots (each then runs at full
+speed, so the first finish soon), and none once a call has had to wait for room.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
+from collections import Counter
+
+import anyio
 
 from runner.cost.budget import Budget
 
 __all__ = ["MARGIN", "SpendAdmission"]
 
 MARGIN = 1.25
-"""How much more than the expected spend the room must hold: episodes vary about their mean (a retail
-return of four items against one), and an episode left unfinished is money spent for nothing."""
+"""How much more than the expected spend the room must hold: episodes vary about their expectation (a
+retail return of four items against one), and an episode left unfinished is money spent for nothing."""
 
 
 class SpendAdmission:
-    def __init__(self, budget: Budget | None) -> None:
+    def __init__(self, budget: Budget | None, first: int = 32) -> None:
+        """`first`: how many episodes may run before one has finished (the run's call slots)."""
         self._budget = budget
+        self._first = first
         self._ages = itertools.count(1)
         self._in_flight: set[int] = set()
-        self._finished = 0
-        self._finished_spend = 0.0
+        self._costs: list[float] = []
+        """What each finished episode spent, sorted."""
+        self._above: list[float] = [0.0]
+        """Suffix sums of `_costs`: `_above[i]` is the sum of `_costs[i:]` (rebuilt lazily)."""
+        self._stale = False
+        self._promised = 0
+        """Episodes admitted and not yet begun (a block's, between its admission and its episodes)."""
+        self._ended = anyio.Event()
+        self._waiting: Counter[int] = Counter()
+        """Admissions waiting, by how many episodes each would start."""
+        self._closed = False
 
-    def may_start(self, count: int = 1) -> bool:
-        """Whether `count` new episodes fit beside the ones in flight."""
+    async def admit(self, count: int = 1) -> bool:
+        """Wait until `count` new episodes fit beside the ones in flight: True; False when they do not
+        fit and no episode is in flight to end, or once `close`d."""
+        while not self._closed and not self.fits(count):
+            if not self._in_flight and not self._promised and not any(self.fits(c) for c in self._waiting):
+                self._wake()  # the others waiting look again: none of them fits either
+                return False
+            self._waiting[count] += 1
+            try:
+                await self._ended.wait()
+            finally:
+                self._waiting[count] -= 1
+                if not self._waiting[count]:
+                    del self._waiting[count]
+        if self._closed:
+            return False
+        self._promised += count
+        return True
+
+    def withdraw(self, count: int) -> None:
+        """Episodes admitted that will not start after all."""
+        self._promised = max(0, self._promised - count)
+        self._wake()
+
+    def close(self) -> None:
+        """The run is stopping: every admission waiting, and every later one, is refused."""
+        self._closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        self._ended.set()
+        self._ended = anyio.Event()
+
+    def fits(self, count: int = 1) -> bool:
         budget = self._budget
         if budget is None:
             return True
-        if not self._finished:
-            return not budget.waited
-        mean = (self._finished_spend + budget.episode_spend(0)) / self._finished
-        owed = sum(max(mean - budget.episode_spend(age), 0.0) for age in self._in_flight) + count * mean
+        if not self._costs:
+            return not budget.waited and len(self._in_flight) + self._promised + count <= max(self._first, count)
+        overhead = budget.episode_spend(0) / len(self._costs)
+        owed = sum(self._residual(budget.episode_spend(age)) + overhead for age in self._in_flight)
+        owed += (count + self._promised) * (self._residual(0.0) + overhead)
         return budget.cap - budget.spent >= MARGIN * owed
+
+    def _residual(self, spent: float) -> float:
+        """What an episode that spent `spent` so far is expected to spend yet (see the module's note)."""
+        costs = self._costs
+        if self._stale:
+            self._above = list(itertools.accumulate(reversed(costs), initial=0.0))[::-1]
+            self._stale = False
+        first = bisect.bisect_right(costs, spent)
+        longer = len(costs) - first
+        if not longer:  # longer than any finished one: expect about another average episode
+            return self._above[0] / len(costs)
+        return self._above[first] / longer - spent
 
     def begin(self) -> int:
         """A new episode's start order (its calls' `EPISODE_AGE`)."""
+        self._promised = max(0, self._promised - 1)
         age = next(self._ages)
         self._in_flight.add(age)
         return age
@@ -52,9 +117,17 @@ class SpendAdmission:
         self._in_flight.discard(age)
         spent = self._budget.forget_episode(age) if self._budget is not None else 0.0
         if finished:
-            self._finished += 1
-            self._finished_spend += spent
+            bisect.insort(self._costs, spent)
+            self._stale = True
+        self._wake()
 
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
+
+    @property
+    def expected_usd(self) -> float:
+        """What a new episode is expected to spend (0 before one has finished)."""
+        if not self._costs or self._budget is None:
+            return 0.0
+        return self._residual(0.0) + self._budget.episode_spend(0) / len(self._costs)

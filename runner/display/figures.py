@@ -86,7 +86,9 @@ def spend_text(progress: RunProgress) -> str:
     if progress.budget_usd is None:
         return f"${progress.spent_usd:.2f} spent, ${progress.reserved_usd:.2f} reserved"
     # Beside a cap, each figure with the digits it needs: a $0.006 cap is not "$0.01" beside "$0.01 spent".
-    return f"{usd(progress.spent_usd)} spent, {usd(progress.reserved_usd)} reserved, cap {usd(progress.budget_usd)}"
+    waiting = f", {progress.budget_waiting} calls waiting for room" if progress.budget_waiting else ""
+    return (f"{usd(progress.spent_usd)} spent, {usd(progress.reserved_usd)} reserved, cap {usd(progress.budget_usd)}"
+            + waiting)
 
 
 def stream_state(stream: StreamProgress, progress: RunProgress) -> str:

@@ -194,6 +194,8 @@ class RunProgress:
     cache: CacheCounter = field(default_factory=CacheCounter)
     reserved_usd: float = 0.0
     budget_usd: float | None = None
+    budget_waiting: int = 0
+    """Calls waiting for room under the cap (they go as calls in flight settle below their worst case)."""
     calls_in_flight: int = 0
     call_limit: int = 0
     retries: int = 0

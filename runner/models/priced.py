@@ -120,4 +120,5 @@ class PricedModel:
             return
         progress.spent_usd = self._budget.spent
         progress.reserved_usd = self._budget.reserved
+        progress.budget_waiting = self._budget.waiting
         progress.budget_usd = self._budget.cap

@@ -63,6 +63,9 @@ class ClientStack:
             budget, batcher = self.budget, self.batcher
             batcher.urgent = lambda: budget.waiting > 0
             budget.on_wait.append(batcher.wake)
+        if self.budget is not None:  # the dashboard counts the calls waiting for room from the moment they wait
+            budget, progress = self.budget, self.progress
+            budget.on_wait.append(lambda: setattr(progress, "budget_waiting", budget.waiting))
         run_wide = PriorityLimiter(self.concurrency)
         self.progress.call_limit = self.concurrency
         self._gates = {name: Gate(run_wide, PriorityLimiter(self.model_concurrency), self.progress)

@@ -24,6 +24,8 @@ from types import TracebackType
 
 import anyio
 
+from runner.common.episode_age import EPISODE_AGE
+
 __all__ = ["CALL_PRIORITY", "SERVING", "TEST", "PriorityLimiter", "ServingClaim"]
 
 SERVING = 0
@@ -37,6 +39,8 @@ down (a provider's own rate limiter) keep the scheduler's order without every la
 @dataclass(order=True)
 class _Waiter:
     priority: int
+    age: int
+    """Within a priority, the oldest episode's call first (`EPISODE_AGE`), then the first come."""
     seq: int
     event: anyio.Event = field(compare=False, default_factory=anyio.Event)
     granted: bool = field(compare=False, default=False)
@@ -76,7 +80,7 @@ class PriorityLimiter:
         if not self._waiters and self.admits(priority):  # the common case: no queue, no waiter to build
             self._take(priority)
             return None
-        waiter = _Waiter(priority, next(self._seq))
+        waiter = _Waiter(priority, EPISODE_AGE.get(), next(self._seq))
         heapq.heappush(self._waiters, waiter)
         self._dispatch()
         return None if waiter.granted else waiter
@@ -101,8 +105,9 @@ class PriorityLimiter:
         self._dispatch()
 
     def _dispatch(self) -> None:
-        """Grant slots in queue order (most urgent, then first come) while the head is admitted. The
-        head is the most urgent waiter, so a test waiter held back never blocks a serving one."""
+        """Grant slots in queue order (most urgent, then oldest episode, then first come) while the head
+        is admitted. The head is the most urgent waiter, so a test waiter held back never blocks a serving
+        one."""
         while self._waiters:
             head = self._waiters[0]
             if head.abandoned:

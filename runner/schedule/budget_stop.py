@@ -5,7 +5,8 @@ could give room back) ends its episode unsent."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from runner.common.money import usd
 from runner.cost.budget import BudgetExhausted
@@ -23,16 +24,30 @@ class BudgetStop:
     journal: Journal
     stop: StopControl
     clients: ClientStack
+    spend: SpendAdmission = field(init=False)
+    """Whether a new episode fits under the cap; each episode's start order for the budget."""
 
-    async def may_start(self, spend: SpendAdmission, episodes: int) -> bool:
-        """Whether `episodes` new episodes fit under the cap beside those in flight; when not, the run
-        stops dispatching and the ones in flight finish (`runner.cost.spend_admission`)."""
-        if spend.may_start(episodes):
-            return True
+    def __post_init__(self) -> None:
+        self.spend = SpendAdmission(self.clients.budget, self.clients.concurrency)
+        self.stop.on_request.append(self.spend.close)  # a start waiting for room gives up at any stop
+
+    async def may_start(self, episodes: int, wanted: Callable[[], bool] = lambda: True) -> bool:
+        """Whether `episodes` new episodes may start under the cap, waiting for episodes in flight to
+        end while they do not fit; when they cannot, the run stops dispatching
+        (`runner.cost.spend_admission`). `wanted`: whether they are still to start after the wait
+        (their stream's method may have failed meanwhile)."""
+        if await self.spend.admit(episodes):
+            if not self.stop.requested and wanted():
+                return True
+            self.spend.withdraw(episodes)
+            return False
+        if self.stop.requested:
+            return False
         budget = self.clients.budget
         assert budget is not None  # without a cap every episode may start
+        each = f" (about {usd(self.spend.expected_usd)} each)" if self.spend.expected_usd else ""
         await self._stopping(f"budget: the {usd(budget.cap - budget.spent)} left under the cap {usd(budget.cap)} "
-                             f"is kept for the {spend.in_flight} episodes in flight; resume with a higher cap")
+                             f"does not pay for another episode{each}; resume with a higher cap")
         return False
 
     async def refused(self, refusal: BudgetExhausted) -> None:

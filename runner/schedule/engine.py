@@ -34,7 +34,6 @@ from runner.common.errors import RunAborted
 from runner.common.journal_flag import resume_command
 from runner.config.plan import Stream, Unit, window_tasks
 from runner.cost.budget import EPISODE_AGE, BudgetExhausted
-from runner.cost.spend_admission import SpendAdmission
 from runner.display.progress import RunProgress
 from runner.journal import Batch, CheckpointKey, Handed, Journal
 from runner.models.stack import ClientStack
@@ -96,13 +95,11 @@ class Engine:
     _handed: dict[str, Handed] = field(default_factory=dict)
     """Per stream, its last serving block handed to the writer (maybe not committed yet)."""
     methods: StreamMethods = field(init=False)
-    spend: SpendAdmission = field(init=False)
-    """Whether a new episode fits under the cap; each episode's start order for the budget."""
     budget_stop: BudgetStop = field(init=False)
+    """Whether a new episode fits under the cap (waiting for room), each episode's start order."""
 
     def __post_init__(self) -> None:
         self.stop.progress = self.progress
-        self.spend = SpendAdmission(self.clients.budget)
         self.budget_stop = BudgetStop(self.run_id, self.journal, self.stop, self.clients)
         self.methods = StreamMethods(self.run_id, self.journal, self.clients, self.method_specs, self.block_size,
                                      self.method_plans, self.method_limits)
@@ -333,14 +330,14 @@ class Engine:
         (the same body would be sent again), else the run stops with the class's message. None: the
         budget cap stopped it before a call was sent (the run then stops dispatching)."""
         unit_id = unit_id or stream.unit_id(task)
-        age = self.spend.begin()
+        age = self.budget_stop.spend.begin()
         token = EPISODE_AGE.set(age)  # its calls wait for budget room in the order episodes started
         result = None
         try:
             result = await self._attempt_episode(stream, task, context, priority, unit_id)
         finally:
             EPISODE_AGE.reset(token)
-            self.spend.ended(age, finished=result is not None)
+            self.budget_stop.spend.ended(age, finished=result is not None)
         if result is None:
             self.progress.streams[stream.stream_id].episode_ended(unit_id, self.progress.clock(), finished=False)
         return result
@@ -372,7 +369,7 @@ class Engine:
         room under the cap for them beside the episodes in flight."""
         if self.stop.requested or stream.stream_id in self.failures:
             return False
-        return await self.budget_stop.may_start(self.spend, episodes)
+        return await self.budget_stop.may_start(episodes, lambda: stream.stream_id not in self.failures)
 
     def episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
                      unit_id: str | None = None) -> None:

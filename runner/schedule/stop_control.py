@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runner.config.plan import Stream
 from runner.display.progress import RunProgress
@@ -22,12 +22,16 @@ class StopControl:
     status: str = "interrupted"
     progress: RunProgress | None = None
     """The dashboard's state: shows the stop and its reason from the moment it is requested."""
+    on_request: list[Callable[[], None]] = field(default_factory=list)
+    """Called once, when the stop is requested (what waits to start gives up its wait)."""
 
     def request(self, reason: str, status: str = "interrupted") -> None:
         if not self.requested:
             self.requested, self.reason, self.status = True, reason, status
             if self.progress is not None:
                 self.progress.status, self.progress.stop_reason = "stopping", reason
+            for listener in self.on_request:
+                listener()
 
 
 JudgeFactory = Callable[[Stream, str, int], Judge | None]

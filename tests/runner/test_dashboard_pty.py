@@ -30,7 +30,6 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 HEADER = re.compile(r"(model\s+)?method\s+scenario\s+state")
 STOPPING = "Ctrl-C again"
 """What a run prints once it has taken the first Ctrl-C (runner.sweep)."""
-LIVE_STOP = re.compile(r"stopping: .*\nrun \S+ stopping ")
 SAFETY_S = 240.0
 """A safety net only: the conditions below are met after a few calls."""
 
@@ -171,28 +170,28 @@ async def test_a_slow_provider_shows_turns_in_flight_and_a_rising_time_since_pro
 
 
 @pytest.mark.skipif(not hasattr(pty, "openpty"), reason="no pseudo-terminals on this platform")
-async def test_a_budget_stop_shows_its_reason_on_the_dashboard(built_suite: Path, tmp_path: Path) -> None:
+async def test_a_binding_cap_shows_the_calls_waiting_for_room_and_the_stop_says_why(built_suite: Path,
+                                                                                    tmp_path: Path) -> None:
     async with serve_mock(slow_replies(0.5)) as mock:
         # Each call reserves its worst case (~$0.05 at these prices: its prompt bound and 4,096 output
-        # tokens): the cap admits one call in flight and refuses the second, so the run stops while the
-        # first is still being answered.
+        # tokens): the cap holds one call in flight, so the others wait for room while it is answered.
         config = sweep_file(tmp_path, mock.base_url, 0.08, built_suite)
         terminal = Terminal(shiftbench(config, tmp_path / "j.sqlite"))
 
-        def stopping(frames: list[str]) -> bool:
-            return any(LIVE_STOP.search(f) for f in frames)
+        def waiting(frames: list[str]) -> bool:
+            return any(WAITING_FOR_ROOM.search(f) for f in frames)
         try:
-            frames = await anyio.to_thread.run_sync(terminal.read_until, stopping)
+            frames = await anyio.to_thread.run_sync(terminal.read_until, waiting)
             await anyio.to_thread.run_sync(terminal.drain_until_exit)
         finally:
             await anyio.to_thread.run_sync(terminal.stop)
-    shown = next(f for f in frames if LIVE_STOP.search(f))
-    reason = shown.split("stopping: ", 1)[1].splitlines()[0]
-    assert "budget" in reason.lower() or "cap" in reason.lower(), reason
-    # The frame is live (the run's own status line says stopping, not yet its final status) and the stream
-    # that was cut short says so on its row.
-    assert row(shown).split()[3] in ("stopping", "stopped"), shown
+    shown = next(f for f in frames if WAITING_FOR_ROOM.search(f))
+    assert "cap $0.080" in shown, shown  # beside the cap it waits under, in the cap's own digits
     assert terminal.process.returncode == 0
+    assert "budget_exhausted" in terminal.raw and "budget cap $0.080" in terminal.raw  # the stop, and why
+
+
+WAITING_FOR_ROOM = re.compile(r"cap \$[\d.]+, [1-9]\d* calls waiting for room")
 
 
 FOOTER = (re.compile(r"run \S+ (running|completed|stopping) +\d+/\d+ units"), re.compile(r"ETA \S+"),

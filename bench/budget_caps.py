@@ -1,0 +1,169 @@
+"""What a cap buys (issue 38): a priced sweep on the mock provider, uncapped and then capped at shares of
+its own cost, live and with `--batch tests`.
+
+The mock answers as the offline scripted agent would (`bench.sweep_cost.scripted_responder`), billed as
+the provider's prompt cache would, priced at `openai:gpt-5-mini`'s published live and batch prices, 32
+calls in flight. For each mode the uncapped run is measured first; its journal gives the sweep's cost
+and, for every cap, the perfect-information stop: the most whole episodes, taken in the order the
+uncapped run finished them, whose own cost plus the run's spend outside episodes (method and probe
+calls) up to that point fits the cap. Each capped run is then compared with it:
+
+- spent / cap: what the capped run's journal holds as spent, over the cap (goal: at least 90%);
+- finished / perfect: its whole episodes over the perfect-information stop's (goal: at least 90%);
+- committed money (spent, as journaled) never over the cap.
+
+    python -m bench.budget_caps [--caps 10,25,50,75,90] [--modes live,batch] [--pilot N]
+                                [--methods blind,oracle,tabular] [--scenarios ...] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import anyio
+import orjson
+
+from bench.batch_sweep import DIALECTS, _table
+from bench.mock_batch_state import BatchSettings
+from bench.mock_cache import PrefixCache
+from bench.mock_provider import serve_mock
+from bench.sweep_cost import scripted_responder
+from runner.config.settings import SweepConfig
+from runner.cost.pricing import default_prices
+from runner.schedule.sweep import start_sweep
+from simulators.protocol import SCENARIOS
+from simulators.suite import build_suite
+
+__all__ = ["CapRow", "main", "perfect_stop"]
+
+_KEY = "sk-loopback-budget-caps-0000"
+
+
+@dataclass(frozen=True)
+class CapRow:
+    mode: str
+    share: float
+    """The cap as a share of the uncapped run's cost."""
+    cap_usd: float
+    spent_usd: float
+    finished: int
+    perfect: int
+    status: str
+    wall_s: float
+
+    @property
+    def spent_share(self) -> float:
+        return self.spent_usd / self.cap_usd
+
+    @property
+    def finished_share(self) -> float:
+        return self.finished / self.perfect if self.perfect else 1.0
+
+
+def perfect_stop(journal: Path, cap: float) -> int:
+    """The most whole episodes of the journal's run, in the order they finished, that `cap` pays for: each
+    episode's own cost, plus every call outside an episode (methods, probes) made before it finished."""
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
+        episodes = db.execute("SELECT finished_at, cost_usd FROM episodes ORDER BY finished_at").fetchall()
+        outside = db.execute("SELECT created_at, cost_usd FROM model_calls WHERE purpose IN ('method', 'probe') "
+                             "ORDER BY created_at").fetchall()
+    spent, count, later = 0.0, 0, 0
+    for finished_at, cost in episodes:
+        while later < len(outside) and outside[later][0] <= finished_at:
+            spent += outside[later][1]
+            later += 1
+        if spent + cost > cap:
+            break
+        spent += cost
+        count += 1
+    return count
+
+
+def _journaled(journal: Path) -> tuple[float, int]:
+    """What the run spent (every journaled call) and its finished episodes."""
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
+        spent = db.execute("SELECT coalesce(sum(cost_usd), 0) FROM model_calls").fetchone()[0]
+        finished = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
+    return float(spent), int(finished)
+
+
+async def _sweep(suite: Path, journal: Path, mode: str, args: argparse.Namespace,
+                 budget: float | None) -> tuple[str, float]:
+    name, kind, priced_as = DIALECTS["openai"]
+    async with serve_mock(scripted_responder(), cache=PrefixCache()) as mock:
+        mock.batches.settings = BatchSettings(latency_s=args.latency)
+        config = SweepConfig(
+            models=(name,), methods=tuple(args.methods.split(",")), scenarios=tuple(args.scenarios.split(",")),
+            dataset=str(suite), pilot=args.pilot, concurrency=32, budget=budget,
+            endpoints={name: {"kind": kind, "model": "openai-mock", "base_url": f"{mock.base_url}/v1"}},
+            prices={name: _table(default_prices()[priced_as])}, batch="tests" if mode == "batch" else "off",
+            batch_settings={"wait_s": 1.0, "poll_s": 0.5, "poll_max_s": 2.0})
+        started = time.perf_counter()
+        outcome = await start_sweep(config, journal, "none", lambda _: None)
+        return outcome.status, time.perf_counter() - started
+
+
+def measure(suite: Path, folder: Path, mode: str, shares: Sequence[float], args: argparse.Namespace
+            ) -> tuple[float, list[CapRow]]:
+    free = folder / f"{mode}-free.sqlite"
+    status, _ = anyio.run(_sweep, suite, free, mode, args, None)
+    if status != "completed":
+        raise SystemExit(f"budget_caps: the uncapped {mode} run ended {status}")
+    full, _ = _journaled(free)
+    rows = []
+    for share in shares:
+        cap = full * share
+        journal = folder / f"{mode}-{share:.2f}.sqlite"
+        status, wall = anyio.run(_sweep, suite, journal, mode, args, cap)
+        spent, finished = _journaled(journal)
+        rows.append(CapRow(mode, share, cap, spent, finished, perfect_stop(free, cap), status, wall))
+        print(render([rows[-1]], full), flush=True)
+    return full, rows
+
+
+def render(rows: Sequence[CapRow], full: float) -> str:
+    lines = [f"| mode | cap (of ${full:.2f}) | spent / cap | finished / perfect-information stop | over cap | "
+             "status | wall |", "|---|---:|---:|---:|---|---|---:|"]
+    for r in rows:
+        lines.append(f"| {r.mode} | {100 * r.share:.0f}% (${r.cap_usd:.2f}) | {100 * r.spent_share:.1f}% | "
+                     f"{r.finished:,} / {r.perfect:,} ({100 * r.finished_share:.1f}%) | "
+                     f"{'OVER' if r.spent_usd > r.cap_usd else 'no'} | {r.status} | {r.wall_s:.0f} s |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.budget_caps", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--caps", default="10,25,50,75,90", help="caps in percent of the uncapped run's cost")
+    parser.add_argument("--modes", default="live,batch")
+    parser.add_argument("--methods", default="blind,oracle,tabular")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--pilot", type=int, default=0, help="N tasks of each window per phase (0: every task)")
+    parser.add_argument("--latency", type=float, default=3.0, help="seconds from a batch's creation to its end")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+    shares = [float(c) / 100 for c in args.caps.split(",")]
+    os.environ.setdefault("OPENAI_API_KEY", _KEY)  # the loopback mock's; nothing leaves the machine
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="budget-caps-") as tmp:
+        folder = Path(tmp)
+        suite = folder / "suite"
+        build_suite(suite)
+        for mode in args.modes.split(","):
+            full, rows = measure(suite, folder, mode, shares, args)
+            print(f"\n{render(rows, full)}\n\n(load average {os.getloadavg()[0]:.1f}; "
+                  f"{time.strftime('%Y-%m-%d %H:%M %Z')})\n", flush=True)
+            out[mode] = {"full_usd": full, "rows": [asdict(r) for r in rows]}
+            if args.json:
+                args.json.write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
