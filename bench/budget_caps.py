@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import tempfile
 import time
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ from bench.mock_provider import serve_mock
 from bench.sweep_cost import scripted_responder
 from runner.config.settings import SweepConfig
 from runner.cost.pricing import default_prices
+from runner.journal import read_only
 from runner.schedule.sweep import start_sweep
 from simulators.protocol import SCENARIOS
 from simulators.suite import build_suite
@@ -67,18 +67,22 @@ class CapRow:
         return self.finished / self.perfect if self.perfect else 1.0
 
 
-def perfect_stop(journal: Path, cap: float) -> int:
+async def perfect_stop(journal: Path, run_id: str, cap: float) -> int:
     """The most whole episodes of the journal's run, in the order they finished, that `cap` pays for: each
-    episode's own cost, plus every call outside an episode (methods, probes) made before it finished."""
-    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
-        episodes = db.execute("SELECT finished_at, cost_usd FROM episodes ORDER BY finished_at").fetchall()
-        outside = db.execute("SELECT created_at, cost_usd FROM model_calls WHERE purpose IN ('method', 'probe') "
-                             "ORDER BY created_at").fetchall()
+    episode's own calls, plus every call outside an episode (methods, probes) made before it finished."""
+    async with read_only(journal) as reader:
+        episodes = sorted(await reader.episode_figures(run_id), key=lambda e: e.finished_at)
+        calls = await reader.model_calls(run_id)
+    by_unit: dict[str, float] = {}
+    for call in calls:
+        by_unit[call.unit_id] = by_unit.get(call.unit_id, 0.0) + call.cost_usd
+    outside = sorted((c.created_at, c.cost_usd) for c in calls if c.purpose in ("method", "probe"))
     spent, count, later = 0.0, 0, 0
-    for finished_at, cost in episodes:
-        while later < len(outside) and outside[later][0] <= finished_at:
+    for episode in episodes:
+        while later < len(outside) and outside[later][0] <= episode.finished_at:
             spent += outside[later][1]
             later += 1
+        cost = by_unit.get(episode.unit_id, 0.0)
         if spent + cost > cap:
             break
         spent += cost
@@ -86,16 +90,14 @@ def perfect_stop(journal: Path, cap: float) -> int:
     return count
 
 
-def _journaled(journal: Path) -> tuple[float, int]:
+async def _journaled(journal: Path, run_id: str) -> tuple[float, int]:
     """What the run spent (every journaled call) and its finished episodes."""
-    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
-        spent = db.execute("SELECT coalesce(sum(cost_usd), 0) FROM model_calls").fetchone()[0]
-        finished = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
-    return float(spent), int(finished)
+    async with read_only(journal) as reader:
+        return (await reader.spend(run_id)).total, len(await reader.episode_figures(run_id))
 
 
 async def _sweep(suite: Path, journal: Path, mode: str, args: argparse.Namespace,
-                 budget: float | None) -> tuple[str, float]:
+                 budget: float | None) -> tuple[str, str, float]:
     name, kind, priced_as = DIALECTS["openai"]
     async with serve_mock(scripted_responder(), cache=PrefixCache()) as mock:
         mock.batches.settings = BatchSettings(latency_s=args.latency)
@@ -107,23 +109,24 @@ async def _sweep(suite: Path, journal: Path, mode: str, args: argparse.Namespace
             batch_settings={"wait_s": 1.0, "poll_s": 0.5, "poll_max_s": 2.0})
         started = time.perf_counter()
         outcome = await start_sweep(config, journal, "none", lambda _: None)
-        return outcome.status, time.perf_counter() - started
+        return outcome.run_id, outcome.status, time.perf_counter() - started
 
 
 def measure(suite: Path, folder: Path, mode: str, shares: Sequence[float], args: argparse.Namespace
             ) -> tuple[float, list[CapRow]]:
     free = folder / f"{mode}-free.sqlite"
-    status, _ = anyio.run(_sweep, suite, free, mode, args, None)
+    free_run, status, _ = anyio.run(_sweep, suite, free, mode, args, None)
     if status != "completed":
         raise SystemExit(f"budget_caps: the uncapped {mode} run ended {status}")
-    full, _ = _journaled(free)
+    full, _ = anyio.run(_journaled, free, free_run)
     rows = []
     for share in shares:
         cap = full * share
         journal = folder / f"{mode}-{share:.2f}.sqlite"
-        status, wall = anyio.run(_sweep, suite, journal, mode, args, cap)
-        spent, finished = _journaled(journal)
-        rows.append(CapRow(mode, share, cap, spent, finished, perfect_stop(free, cap), status, wall))
+        run_id, status, wall = anyio.run(_sweep, suite, journal, mode, args, cap)
+        spent, finished = anyio.run(_journaled, journal, run_id)
+        perfect = anyio.run(perfect_stop, free, free_run, cap)
+        rows.append(CapRow(mode, share, cap, spent, finished, perfect, status, wall))
         print(render([rows[-1]], full), flush=True)
     return full, rows
 

@@ -64,6 +64,9 @@ _META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 _META_IF_ABSENT = "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)"
 _META_IF_UNCHANGED = "UPDATE meta SET value = ? WHERE key = ? AND value = ?"
 _OF_AUDITS = "(SELECT audit_id FROM audits WHERE run_id = ?)"
+_HOLD = "INSERT INTO budget_holds (run_id, hold_id, request_hash, amount_usd, created_at) VALUES (?, ?, ?, ?, ?)"
+_HOLD_LOST = "UPDATE budget_holds SET status = 'lost' WHERE run_id = ? AND hold_id = ?"
+_HOLDS_SETTLED = "DELETE FROM budget_holds WHERE run_id = ? AND status = 'open'"
 _DELETE_RUN = (
     # the run's audits first: their cases, and the calls and answers journaled under their ids
     f"DELETE FROM audit_cases WHERE audit_id IN {_OF_AUDITS}",
@@ -71,7 +74,7 @@ _DELETE_RUN = (
     f"DELETE FROM response_cache WHERE run_id IN {_OF_AUDITS}",
     *(f"DELETE FROM {table} WHERE run_id = ?"
       for table in ("audits", "episode_audits", "response_cache", "checkpoints", "model_calls", "batch_items",
-                    "provider_batches", "episodes", "units", "runs")),
+                    "provider_batches", "budget_holds", "episodes", "units", "runs")),
 )
 
 
@@ -191,6 +194,16 @@ class Batch:
         return self._add("lease", _META_IF_UNCHANGED, (value, key, expected))
 
     # ------------------------------------------------------------------------------------- raw SQL
+
+    def budget_hold(self, run_id: str, hold_id: str, request_hash: str, amount_usd: float, at: float) -> Batch:
+        """A call's reservation, before it is sent (`budget_holds`)."""
+        return self._add("budget_hold", _HOLD, (run_id, hold_id, request_hash, amount_usd, at))
+
+    def budget_holds_judged(self, run_id: str, lost: Iterable[str]) -> Batch:
+        """An earlier process's holds: `lost` (no call row settles them) kept as spent, the rest deleted."""
+        for hold_id in lost:  # statements run in order, before any `many`: marked, then the rest deleted
+            self._add("budget_hold", _HOLD_LOST, (run_id, hold_id))
+        return self._add("budget_hold", _HOLDS_SETTLED, (run_id,))
 
     def add(self, sql: str, params: Sequence[Any] = ()) -> Batch:
         """Raw SQL: for tests that plant rows or faults. Source code adds a typed writer above."""

@@ -18,6 +18,7 @@ from runner.journal.analysis_queries import AnalysisQueries
 from runner.journal.batch_journal import BatchQueries
 from runner.journal.batch_queries import BatchFigureQueries
 from runner.journal.call_queries import CallQueries
+from runner.journal.hold_queries import HoldQueries
 from runner.journal.read_rows import (
     EpisodeCost,
     EpisodeEnd,
@@ -137,10 +138,11 @@ _META = "SELECT value FROM meta WHERE key = ?"
 _META_PREFIXED = "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key"
 
 
-class Reader(ViewQueries, CallQueries, RetryQueries, AnalysisQueries, BatchQueries, BatchFigureQueries):
+class Reader(ViewQueries, CallQueries, RetryQueries, AnalysisQueries, BatchQueries, BatchFigureQueries,
+             HoldQueries):
     """The journal's named queries, over one read-only connection (the views' in `ViewQueries`, those
     over model calls in `CallQueries`, the retries' in `RetryQueries`, the provider batches' in
-    `BatchQueries` and their figures for reports in `BatchFigureQueries`)."""
+    `BatchQueries` and their figures for reports in `BatchFigureQueries`, the budget holds in `HoldQueries`)."""
 
     def __init__(self, connection: aiosqlite.Connection) -> None:
         self._connection = connection

@@ -56,7 +56,7 @@ UPGRADES: dict[str, tuple[str, ...]] = {
     "9": (_ROUTE,),
 }
 """Version -> the statements that bring it to SCHEMA_VERSION, in one transaction. The batch tables are
-new, so `SCHEMA`'s CREATE ... IF NOT EXISTS adds them to an older journal."""
+new, so `SCHEMA`'s CREATE ... IF NOT EXISTS adds them to an older journal (as it adds `budget_holds`)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -146,6 +146,14 @@ CREATE TABLE IF NOT EXISTS batch_items (
     PRIMARY KEY (run_id, label, custom_id)
 );
 CREATE INDEX IF NOT EXISTS batch_items_by_request ON batch_items (run_id, custom_id);
+-- A priced call's reservation under a cap, committed before the call is sent (request_hash: the call
+-- row's key). A process killed with the call in flight leaves it 'open' with no call row to settle it:
+-- the next process of the run marks it 'lost' (the provider may have billed it) and counts it as spent.
+CREATE TABLE IF NOT EXISTS budget_holds (
+    run_id TEXT NOT NULL, hold_id TEXT NOT NULL, request_hash TEXT NOT NULL, amount_usd REAL NOT NULL,
+    created_at REAL NOT NULL, status TEXT NOT NULL DEFAULT 'open',
+    PRIMARY KEY (run_id, hold_id)
+);
 """
 
 _PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=10000")

@@ -15,8 +15,10 @@ from dataclasses import replace
 
 from runner.config.prices import Price
 from runner.cost.budget import Budget, BudgetExhausted, Reservation
+from runner.cost.budget_ledger import BudgetLedger
 from runner.cost.pricing import cost_usd, saved_usd, worst_case_usd
 from runner.display.progress import RunProgress
+from runner.models.batched import REQUEST_KEY
 from runner.models.watched import CURRENT_STREAM
 from runner.providers.retry import BEFORE_RETRY
 from runner.providers.taxonomy import InfrastructureError
@@ -27,10 +29,13 @@ __all__ = ["PricedModel"]
 
 class PricedModel:
     def __init__(self, inner: ModelClient, price: Price | None, budget: Budget | None,
-                 progress: RunProgress | None, purpose: Purpose = "agent", *, max_attempts: int = 1) -> None:
+                 progress: RunProgress | None, purpose: Purpose = "agent", *, max_attempts: int = 1,
+                 ledger: BudgetLedger | None = None) -> None:
         """`price` None: an unpriced model the user allowed; it reserves nothing and costs what the
         provider reports, else 0. `max_attempts`: attempts reserved up front (for an `inner` that retries
-        without telling `BEFORE_RETRY`); every attempt beyond them reserves its own worst case."""
+        without telling `BEFORE_RETRY`); every attempt beyond them reserves its own worst case.
+        `ledger`: where each reservation is committed before its call is sent (the cap holds across a
+        kill: `runner.cost.budget_ledger`)."""
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
         self._inner = inner
@@ -39,6 +44,7 @@ class PricedModel:
         self._progress = progress
         self._purpose = purpose
         self._max_attempts = max_attempts
+        self._ledger = ledger
 
     @property
     def name(self) -> str:
@@ -64,6 +70,8 @@ class PricedModel:
 
         token = BEFORE_RETRY.set(before_retry)
         try:
+            if self._ledger is not None and reservation is not None:  # durable before the call goes out
+                await self._ledger.hold(reservation.amount, REQUEST_KEY.get())
             response = await self._inner.respond(request)
         except BudgetExhausted:
             self._settle(reservation, cost_usd(refused_after[0], self._price) if refused_after else 0.0)

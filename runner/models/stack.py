@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from runner.batching.batcher import Batcher
 from runner.config.prices import Price
 from runner.cost.budget import Budget
+from runner.cost.budget_ledger import BudgetLedger
 from runner.display.progress import RunProgress
 from runner.journal import Journal
 from runner.models.batched import BatchedModel, BatchRoute
@@ -66,6 +67,7 @@ class ClientStack:
         if self.budget is not None:  # the dashboard counts the calls waiting for room from the moment they wait
             budget, progress = self.budget, self.progress
             budget.on_wait.append(lambda: setattr(progress, "budget_waiting", budget.waiting))
+        self._ledger = BudgetLedger(self.journal, self.run_id) if self.budget is not None else None
         run_wide = PriorityLimiter(self.concurrency)
         self.progress.call_limit = self.concurrency
         self._gates = {name: Gate(run_wide, PriorityLimiter(self.model_concurrency), self.progress)
@@ -89,14 +91,14 @@ class ClientStack:
         # Retries reserve their own worst case as they go (BEFORE_RETRY), so one attempt is held up front.
         # Innermost: the provider's prompt cache learns the stream, which no outer layer hashes or prices.
         scoped = CacheScopedModel(entry.client, cache_scope(stream_id, purpose))
-        priced = PricedModel(scoped, self.prices.get(model), self.budget, self.progress, purpose)
+        priced = PricedModel(scoped, self.prices.get(model), self.budget, self.progress, purpose, ledger=self._ledger)
         # Capped outside the price: the reservation is for the request as it will be sent.
         gated = GatedModel(CappedModel(priced, entry.max_tokens), self._gates[model], priority)
         if self.batcher is not None and priority == TEST and model in self.batcher.models:
             # Scoped like a live call: the batch's items carry the stream's prompt-cache key or marks too.
             route = CacheScopedModel(BatchRoute(self.batcher, model, unit_id), cache_scope(stream_id, purpose))
-            batched = CappedModel(PricedModel(route, self.batch_prices[model], self.budget, self.progress, purpose),
-                                  entry.max_tokens)
+            batched = CappedModel(PricedModel(route, self.batch_prices[model], self.budget, self.progress, purpose,
+                                              ledger=self._ledger), entry.max_tokens)
             either = BatchedModel(batched, gated)
             return JournaledModel(either, self.journal, self.run_id, unit_id, stream_id, purpose, self.replayable,
                                   self.replay_from, route=lambda: either.route)

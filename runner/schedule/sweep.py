@@ -33,6 +33,7 @@ from runner.config.prices import Price
 from runner.config.run_dataset import check_same_dataset
 from runner.config.settings import SweepConfig, config_from_json, config_hash, stored_config_hash
 from runner.cost.budget import Budget
+from runner.cost.budget_ledger import judge_holds
 from runner.cost.pilot import pilot_projection
 from runner.cost.pricing import cost_usd
 from runner.display.live import Display, make_display
@@ -193,7 +194,7 @@ def _probe_rows(run_id: str, probes: list[ProbeResult], prices: dict[str, Price 
 
 
 async def _check_budget_left(journal: Journal, run_id: str, cap: float | None) -> None:
-    spent = (await journal.read.spend(run_id)).total
+    spent = (await journal.read.spend(run_id)).total + await journal.read.lost_usd(run_id)
     if cap is not None and spent >= cap:
         raise ShiftbenchInputError(f"--budget: run {run_id} already spent ${spent:.4f} of its {usd(cap)} cap; "
                                    f"resume with a higher one (`shiftbench resume {run_id} --budget USD"
@@ -332,9 +333,10 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
 
 
 async def _budget(journal: Journal, run_id: str, cap: float | None, progress: RunProgress) -> Budget | None:
-    """The run's cap, starting from what the run already spent (all its journaled calls)."""
+    """The run's cap, starting from what the run already spent: all its journaled calls, and the worst
+    case of each call a killed process had in flight (`runner.cost.budget_ledger`)."""
     progress.budget_usd = cap
-    spent = (await journal.read.spend(run_id)).total
+    spent = (await journal.read.spend(run_id)).total + await judge_holds(journal, run_id)
     progress.spent_usd = spent
     if cap is None:
         return None
