@@ -58,6 +58,7 @@ def add_evidence_parsers(commands: Any) -> None:
                           help="project the test episodes' calls at the batch price ('tests') or live ('off'), "
                                "beside the live projection (default: the run's own --batch setting)")
     estimate.add_argument("--json", action="store_true", help="print the rows as JSON")
+    estimate.add_argument("--budget", type=float, help="a cap in USD: say what it buys of the projected sweep")
     add_journal(estimate)
     lock = commands.add_parser("lock", help="lock a pre-registered plan under its hash, or --amend it")
     lock.add_argument("plan", type=Path, help="the plan file (TOML) to lock or amend")
@@ -69,7 +70,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     from runner.cost.estimate import estimate_command
 
     print(run_async(estimate_command, journal_path(args), args.run_id, args.models, args.methods, args.scenarios,
-                    args.json, args.batch))
+                    args.json, args.batch, args.budget))
     return 0
 
 

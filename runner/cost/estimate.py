@@ -17,6 +17,7 @@ batched model without a batch price is named, its test calls projected live.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -30,6 +31,7 @@ from runner.config.prices import PriceTable
 from runner.config.settings import config_from_json
 from runner.cost.batch_setting import batched_models
 from runner.cost.cache_savings import run_price_table
+from runner.cost.cap_buys import cap_buys
 from runner.cost.pricing import is_offline_model
 from runner.cost.projection import BOOTSTRAP_DRAWS, Cell, Measured, ProjectedRow, measured, project
 from runner.journal import Reader, RunRow, read_only
@@ -174,8 +176,14 @@ async def run_projection(reader: Reader, run: RunRow, streams: Sequence[Stream],
 
 async def estimate_command(journal: Path, run_id: str | None, models: Sequence[str] | None,
                            methods: Sequence[str] | None, scenarios: Sequence[str] | None, as_json: bool,
-                           batch: str | None = None) -> str:
-    """`batch`: 'tests' or 'off' instead of the run's own setting (None: the run's)."""
+                           batch: str | None = None, budget: float | None = None) -> str:
+    """`batch`: 'tests' or 'off' instead of the run's own setting (None: the run's). `budget`: a cap to
+    say what it buys of the projected sweep."""
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise ShiftbenchInputError(f"--budget: {budget} is not a cap; give a positive amount in USD, e.g. --budget 5")
+    if budget is not None and as_json:
+        raise ShiftbenchInputError("--budget: what a cap buys is said in the text output; drop --json to read it "
+                                   "(the JSON rows hold each row's projected $ to divide it by)")
     async with read_only(journal) as reader:
         run = await _run(reader, journal, run_id)
         config = config_from_json(run.config)
@@ -198,7 +206,10 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
         return projection_json(rows)
     width = terminal_width()  # laid out as the pilot's own table was (a pipe: natural widths)
     head = f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent."
-    return (wrap_prose(head, width) + "\n" + render_projection(rows, width)
+    buys = ""
+    if budget is not None:
+        buys = "\n" + wrap_prose(cap_buys(rows, budget, max(len(s.windows()) for s in streams)), width)
+    return (wrap_prose(head, width) + "\n" + render_projection(rows, width) + buys
             + wrap_prose(offline_note(models, methods), width))
 
 

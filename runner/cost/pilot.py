@@ -11,6 +11,7 @@ from runner.config.settings import SweepConfig
 from runner.cost.batch_setting import batched_models
 from runner.cost.budget import Budget
 from runner.cost.cache_savings import run_price_table
+from runner.cost.cap_buys import cap_buys
 from runner.cost.estimate import (
     NothingToProject,
     full_counts,
@@ -93,6 +94,8 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         left = config.budget - (budget.spent if budget else spent)
         verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
         line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
+        if verdict != "fits":
+            line += " " + cap_buys(rows, left, max(len(s.windows()) for s in streams), "left")
     if status == "budget_exhausted":  # the cap ended it with work left: a higher one runs the rest
         resume = f"shiftbench resume {run_id}{journal_flag(journal.path)}"
         line += f" `{resume} --budget HIGHER` runs it on with a higher cap."

@@ -15,8 +15,10 @@ from bench.mock_provider import serve_mock, tool_loop
 from runner.cli import main
 from runner.config.settings import SweepConfig
 from runner.cost.pricing import default_prices
+from runner.journal import read_only
 from runner.report import build_report
 from runner.schedule.sweep import start_sweep
+from simulators.dataset import load_dataset
 
 PRICE = {"input": 3.0, "cached_input": 0.30, "cache_write": 3.75, "output": 15.0}
 MODEL = "mock-claude"
@@ -110,7 +112,35 @@ def test_a_model_the_run_did_not_call_is_repriced_from_its_tokens_and_labelled(
     assert haiku["projected_usd"] / own["projected_usd"] == pytest.approx(ratio, rel=0.05)
 
 
+def test_a_budget_is_said_in_episodes_and_windows_it_buys_of_the_projection(
+    pilot: tuple[Path, str, list[str], PrefixCache], capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal, run_id, _, _ = pilot
+    assert main(["estimate", run_id, "--journal", str(journal), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    total, episodes = sum(r["projected_usd"] for r in rows), sum(r["episodes"] for r in rows)
+    scenario = load_dataset(anyio.run(_dataset_of, journal, run_id), only=["banking_l1"]).scenarios["banking_l1"]
+    windows = len({t.window for t in (*scenario.serving, *scenario.test)})
+    cap = total * 0.3
+    assert main(["estimate", run_id, "--journal", str(journal), "--budget", f"{cap:.6f}"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    bought, first = int(float(f"{cap:.6f}") / total * episodes), int(float(f"{cap:.6f}") / total * windows)
+    assert f"buys about {bought:,} of the projected sweep's {episodes:,} episodes (30% of" in said
+    assert f"about the first {first} of each stream's {windows} windows" in said
+    assert main(["estimate", run_id, "--journal", str(journal), "--budget", f"{total * 2}"]) == 0
+    assert "pays for the whole projected sweep" in capsys.readouterr().out
+
+
+async def _dataset_of(journal: Path, run_id: str) -> str:
+    async with read_only(journal) as reader:
+        run = await reader.run(run_id)
+    assert run is not None
+    return run.dataset_path
+
+
 @pytest.mark.parametrize(("flags", "named"), [
+    (["--budget", "-1"], "--budget"),
+    (["--budget", "5", "--json"], "--budget"),
     (["--models", "openai:gpt-nonexistent"], "openai:gpt-nonexistent"),
     (["--methods", "blnd"], "blnd"),
     (["--methods", "tabular"], "tabular"),
