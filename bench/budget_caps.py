@@ -12,14 +12,24 @@ calls) up to that point fits the cap. Each capped run is then compared with it:
 - finished / perfect: its whole episodes over the perfect-information stop's (goal: at least 90%);
 - committed money (spent, as journaled) never over the cap.
 
+`--kills N` measures instead what the provider billed under a cap across N kills: `shiftbench run` as a
+process of its own (live, no prompt cache) is killed with SIGKILL at a random moment and resumed, N
+times, then resumed to its end; the mock tallies every answer it produced, priced, so the calls a killed
+process had in flight count although its journal never recorded them.
+
     python -m bench.budget_caps [--caps 10,25,50,75,90] [--modes live,batch] [--pilot N]
                                 [--methods blind,oracle,tabular] [--scenarios ...] [--json FILE]
+    python -m bench.budget_caps --kills 20 [--caps 50] [--pilot 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import random
+import signal
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -32,11 +42,12 @@ import orjson
 from bench.batch_sweep import DIALECTS, _table
 from bench.mock_batch_state import BatchSettings
 from bench.mock_cache import PrefixCache
-from bench.mock_provider import serve_mock
+from bench.mock_provider import Recorded, Reply, Response, serve_mock
 from bench.sweep_cost import scripted_responder
+from runner.config.prices import Price
 from runner.config.settings import SweepConfig
 from runner.cost.pricing import default_prices
-from runner.journal import read_only
+from runner.journal import JournalError, read_only
 from runner.schedule.sweep import start_sweep
 from simulators.protocol import SCENARIOS
 from simulators.suite import build_suite
@@ -131,6 +142,76 @@ def measure(suite: Path, folder: Path, mode: str, shares: Sequence[float], args:
     return full, rows
 
 
+async def killed_and_resumed(suite: Path, folder: Path, args: argparse.Namespace, share: float) -> dict[str, float]:
+    """The provider's bill of a capped sweep killed `args.kills` times (see the module's note)."""
+    _, kind, priced_as = DIALECTS["openai"]
+    price = default_prices()[priced_as]
+    billed: list[float] = []
+    answer = scripted_responder()
+
+    def respond(request: Recorded) -> Response:
+        reply = answer(request)
+        if not isinstance(reply, Reply):
+            return reply
+        billed.append((reply.usage.input_tokens * price.input + reply.usage.output_tokens * price.output) / 1e6)
+        return dataclasses.replace(reply, delay_s=REPLY_S)  # a provider's time to answer: calls are in flight
+
+    async with serve_mock(respond) as mock:
+        free = folder / "kills-free.sqlite"
+        await anyio.run_process(_cli(folder, mock.base_url, kind, price, args, None, free), check=True)
+        cap = sum(billed) * share
+        billed.clear()
+        journal, rng = folder / "kills.sqlite", random.Random(args.seed)
+        command = _cli(folder, mock.base_url, kind, price, args, cap, journal)
+        for _ in range(args.kills):
+            async with await anyio.open_process(command) as process:
+                await anyio.sleep(rng.uniform(0.5, 6.0))
+                if process.returncode is None:
+                    process.send_signal(signal.SIGKILL)
+            run_id = await _the_run(journal)
+            if run_id:  # else killed before its run was journaled: it starts again
+                command = [*SHIFTBENCH, "resume", run_id, "--journal", str(journal), "--display", "none"]
+        await anyio.run_process(command, check=False)
+        run_id = await _the_run(journal)
+        async with read_only(journal) as reader:
+            journaled, lost = (await reader.spend(run_id)).total, await reader.lost_usd(run_id)
+            status = (await reader.runs())[0].status
+    print(f"{args.kills} kills at a {100 * share:.0f}% cap (${cap:.4f}): the provider billed ${sum(billed):.4f} "
+          f"({100 * sum(billed) / cap:.1f}% of the cap), the journal holds ${journaled:.4f} spent and ${lost:.4f} "
+          f"lost in flight; the run ended {status}", flush=True)
+    return {"cap_usd": cap, "billed_usd": sum(billed), "journaled_usd": journaled, "lost_usd": lost}
+
+
+SHIFTBENCH = [sys.executable, "-m", "runner.cli"]
+REPLY_S = 0.3
+"""How late the mock answers in `--kills`: each kill then finds calls answered (billed) but not journaled."""
+
+
+async def _the_run(journal: Path) -> str:
+    """The journal's run, '' before one was journaled."""
+    try:
+        async with read_only(journal) as reader:
+            runs = await reader.runs()
+    except JournalError:
+        return ""
+    return runs[0].run_id if runs else ""
+
+
+def _cli(folder: Path, base_url: str, kind: str, price: Price, args: argparse.Namespace, budget: float | None,
+         journal: Path) -> list[str]:
+    """`shiftbench run` of the sweep on the mock, from a sweep file written for it."""
+    name = "mock-openai"
+    lines = [f'models = ["{name}"]', f"methods = {args.methods.split(',')}", f"scenarios = {args.scenarios.split(',')}",
+             f'dataset = "{folder / "suite"}"', f"pilot = {args.pilot}", "concurrency = 32",
+             *([f"budget = {budget!r}"] if budget is not None else []),
+             f'[endpoints."{name}"]', f'kind = "{kind}"', 'model = "openai-mock"', f'base_url = "{base_url}/v1"',
+             f'[prices."{name}"]', *(f"{field} = {value!r}" for field, value in asdict(price).items()
+                                     if isinstance(value, float))]
+    sweep = folder / f"{journal.stem}.toml"
+    sweep.write_text("\n".join(lines).replace("'", '"') + "\n")
+    return [*SHIFTBENCH, "run", "--config", str(sweep), "--journal", str(journal), "--display", "none"]
+
+
 def render(rows: Sequence[CapRow], full: float) -> str:
     lines = [f"| mode | cap (of ${full:.2f}) | spent / cap | finished / perfect-information stop | over cap | "
              "status | wall |", "|---|---:|---:|---:|---|---|---:|"]
@@ -150,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pilot", type=int, default=0, help="N tasks of each window per phase (0: every task)")
     parser.add_argument("--latency", type=float, default=3.0, help="seconds from a batch's creation to its end")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    parser.add_argument("--kills", type=int, default=0, help="kill and resume a capped run this many times")
+    parser.add_argument("--seed", type=int, default=0, help="the kills' random moments")
     args = parser.parse_args(argv)
     shares = [float(c) / 100 for c in args.caps.split(",")]
     os.environ.setdefault("OPENAI_API_KEY", _KEY)  # the loopback mock's; nothing leaves the machine
@@ -158,6 +241,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = Path(tmp)
         suite = folder / "suite"
         build_suite(suite)
+        if args.kills:
+            out = {"kills": [anyio.run(killed_and_resumed, suite, folder, args, share) for share in shares]}
+            if args.json:
+                args.json.write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2))
+            return 0
         for mode in args.modes.split(","):
             full, rows = measure(suite, folder, mode, shares, args)
             print(f"\n{render(rows, full)}\n\n(load average {os.getloadavg()[0]:.1f}; "

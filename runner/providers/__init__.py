@@ -19,7 +19,8 @@
 Build one `httpx.AsyncClient` and one `RateLimiter` per endpoint and share them between the clients
 that call it; the caller owns the http client and closes it.
 
-Arrows: none. The clients know HTTP and the model API of `simulators`, nothing of a run.
+Arrows: providers -> common (the episode age a call slot is ordered by). The clients know HTTP and the model
+API of `simulators`, nothing of a run.
 """
 
 from __future__ import annotations
