@@ -16,16 +16,11 @@ from tests.runner.test_budget import wait_until
 
 def _finish(spend: SpendAdmission, budget: Budget, cost: float) -> None:
     """One episode starts, costs `cost` and finishes."""
-    age = spend.begin()
-    token = EPISODE_AGE.set(age)
-    try:
-        budget.settle(budget.reserve(cost), cost)
-    finally:
-        EPISODE_AGE.reset(token)
-    spend.ended(age, finished=True)
+    spend.ended(_spend_in_flight(spend, budget, cost), finished=True)
 
 
 def _spend_in_flight(spend: SpendAdmission, budget: Budget, cost: float) -> int:
+    """One episode starts and spends `cost` (its calls carry its age); still in flight."""
     age = spend.begin()
     token = EPISODE_AGE.set(age)
     try:
