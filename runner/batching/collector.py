@@ -43,12 +43,6 @@ class Collector:
         self._waiting.append(pending)
         self._changed.set()
 
-    def drain(self) -> list[Pending]:
-        """Everything waiting, taken out unsubmitted (a budget stop)."""
-        taken, self._waiting = self._waiting, []
-        self._changed.set()
-        return taken
-
     async def run(self, group: anyio.abc.TaskGroup) -> None:
         """Forever: wait for a batch's worth, hand it to `submit` in its own task, go on collecting."""
         while True:

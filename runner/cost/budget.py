@@ -84,7 +84,9 @@ class Budget:
         """Set when a call first had to wait for room: the cap is near, so no new episode should start."""
         self._waiting: list[_Waiter] = []
         self._order = itertools.count()
-        self._episode_spend: dict[int, Fraction] = {}
+        self._episode_spend: dict[int, float] = {}
+        """Per episode (`EPISODE_AGE`), what its settled calls cost: an estimate's input, so floats (the
+        cap itself is kept exact)."""
         self.on_wait: list[Callable[[], None]] = []
         """Called each time a call starts to wait (a batch collector then sends what it holds at once:
         the room it holds comes back only when its batch is answered)."""
@@ -117,18 +119,13 @@ class Budget:
         """Calls waiting for room."""
         return sum(1 for waiter in self._waiting if not waiter.gone)
 
-    @property
-    def room(self) -> float:
-        """What is left under the cap beside what is spent and held."""
-        return float(max(self._cap - self._spent - self._reserved, Fraction(0)))
-
     def episode_spend(self, age: int) -> float:
         """What the episode `age` spent so far (settled calls), forgotten by `forget_episode`; age 0:
         every call of no episode (a method's, a probe's), over the run."""
-        return float(self._episode_spend.get(age, Fraction(0)))
+        return self._episode_spend.get(age, 0.0)
 
     def forget_episode(self, age: int) -> float:
-        return float(self._episode_spend.pop(age, Fraction(0)))
+        return self._episode_spend.pop(age, 0.0)
 
     def reserve(self, amount: float, purpose: Purpose = "agent") -> Reservation:
         """Hold `amount` for a call about to be sent, or raise BudgetExhausted at once: then do not send it."""
@@ -224,7 +221,7 @@ class Budget:
             self.overruns += 1
         self._spent += actual
         self._by_purpose[reservation.purpose] = self._by_purpose.get(reservation.purpose, Fraction(0)) + actual
-        self._episode_spend[reservation.age] = self._episode_spend.get(reservation.age, Fraction(0)) + actual
+        self._episode_spend[reservation.age] = self._episode_spend.get(reservation.age, 0.0) + float(actual)
         self._serve_waiting()
 
     def release(self, reservation: Reservation) -> None:

@@ -90,8 +90,10 @@ class SpendAdmission:
         if not self._costs:
             return not budget.waited and len(self._in_flight) + self._promised + count <= max(self._first, count)
         overhead = budget.episode_spend(0) / len(self._costs)
-        owed = sum(self._residual(budget.episode_spend(age)) + overhead for age in self._in_flight)
-        owed += (count + self._promised) * (self._residual(0.0) + overhead)
+        fresh = self._residual(0.0)  # most episodes in flight have spent nothing yet: one look-up for them
+        owed = sum((self._residual(spent) if (spent := budget.episode_spend(age)) else fresh)
+                   for age in self._in_flight)
+        owed += len(self._in_flight) * overhead + (count + self._promised) * (fresh + overhead)
         return budget.cap - budget.spent >= MARGIN * owed
 
     def _residual(self, spent: float) -> float:
