@@ -112,6 +112,8 @@ async def _sweep(suite: Path, journal: Path, mode: str, args: argparse.Namespace
     name, kind, priced_as = DIALECTS["openai"]
     async with serve_mock(scripted_responder(), cache=PrefixCache()) as mock:
         mock.batches.settings = BatchSettings(latency_s=args.latency)
+        mock.keep_requests = False  # a full sweep's every request body would otherwise stay in memory
+        mock.batches.keep = False
         config = SweepConfig(
             models=(name,), methods=tuple(args.methods.split(",")), scenarios=tuple(args.scenarios.split(",")),
             dataset=str(suite), pilot=args.pilot, concurrency=32, budget=budget,

@@ -26,6 +26,7 @@ with 400 (Anthropic); custom ids must be 1-64 characters of [A-Za-z0-9_-].
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import time
@@ -66,6 +67,9 @@ class MockBatches:
         self.files: dict[str, objects.MockFile] = {}
         self.submissions: Counter[str] = Counter()
         """Custom id -> times it was submitted in a batch the mock accepted."""
+        self.keep = True
+        """False: a batch forgets what it no longer needs (its input file once read, its request bodies
+        once ended, its output file once downloaded), so a long bench holds only the batches in flight."""
         self.calls: list[tuple[str, str]] = []
         """(method, path) of every batch-API request, answered or refused."""
         self._faults: dict[tuple[str, str], deque[Failure]] = {}
@@ -134,8 +138,11 @@ class MockBatches:
         if method != "GET" or file is None or len(rest) > 2 or rest[1:] not in ([], ["content"]):
             raise _Refused(Failure(404, f"No such File object: {rest[0] if rest else ''}"))
         if rest[1:] == ["content"]:
+            content = file.content
+            if not self.keep and file.purpose == "batch_output":
+                self.files[file.id] = dataclasses.replace(file, content=b"")
             return wire.head(200, {"content-type": "application/octet-stream",
-                                   "content-length": str(len(file.content))}) + file.content
+                                   "content-length": str(len(content))}) + content
         return _ok(objects.openai_file(file))
 
     def _openai(self, method: str, rest: list[str], query: Mapping[str, str], raw: bytes) -> bytes:
@@ -166,6 +173,8 @@ class MockBatches:
         if metadata is not None and not _valid_metadata(metadata):
             raise _Refused(Failure(400, "metadata: at most 16 keys of 64 characters, values of 512"))
         items, errors = _openai_lines(file.content, str(body["endpoint"]))
+        if not self.keep:
+            self.files[file.id] = dataclasses.replace(file, content=b"")
         batch = Batch(f"batch_{next(self._ids):06d}", "openai", self.clock(), items, self.settings,
                       endpoint=str(body["endpoint"]), input_file_id=file.id, metadata=metadata, errors=errors)
         return self._accept(batch)
@@ -237,6 +246,8 @@ class MockBatches:
     def _view(self, batch: Batch) -> None:
         batch.advance(self.clock(), self.host.answer, self._ids)
         batch.shown = True
+        if not self.keep and batch.ended_at is not None:
+            batch.items = [(custom_id, None) for custom_id, _ in batch.items]
         if batch.dialect == "openai":
             self._finish_openai(batch)
 

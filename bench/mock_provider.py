@@ -85,6 +85,8 @@ class MockProvider:
         self.cache = cache
         """When set, replies' prompt usage is what this prefix cache bills (see bench/mock_cache.py)."""
         self.requests: list[Recorded] = []
+        self.keep_requests = True
+        """False: `requests` stays empty (a long bench's run would otherwise hold every body it sent)."""
         self.connections = 0
         """Connections accepted so far (keep-alive reuse shows as fewer connections than requests)."""
         self.base_url = ""
@@ -189,7 +191,8 @@ class MockProvider:
                               wire.http(404, {"error": {"message": f"no page {path}", "code": 404}}, {}))
             return True
         request = Recorded(method, path, headers, body, raw, time.monotonic())
-        self.requests.append(request)
+        if self.keep_requests:
+            self.requests.append(request)
         async with self._slot():
             return await self._answer(stream, request, headers)
 

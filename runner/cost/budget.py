@@ -90,6 +90,8 @@ class Budget:
         self.on_wait: list[Callable[[], None]] = []
         """Called each time a call starts to wait (a batch collector then sends what it holds at once:
         the room it holds comes back only when its batch is answered)."""
+        self._gap_sum = 0.0
+        self._settled = 0
         self.overruns = 0
         """Calls that cost more than they reserved: the worst case was no upper bound for them (a stale
         price, a provider-reported cost above the table's, more attempts than allowed for)."""
@@ -118,6 +120,12 @@ class Budget:
     def waiting(self) -> int:
         """Calls waiting for room."""
         return sum(1 for waiter in self._waiting if not waiter.gone)
+
+    @property
+    def mean_gap(self) -> float:
+        """What a settled call held beyond what it cost, on average: the room each call in flight takes
+        beyond its cost (an estimate's input, so a float)."""
+        return self._gap_sum / self._settled if self._settled else 0.0
 
     def episode_spend(self, age: int) -> float:
         """What the episode `age` spent so far (settled calls), forgotten by `forget_episode`; age 0:
@@ -220,6 +228,8 @@ class Budget:
         if actual > _exact(reservation.amount, "amount"):
             self.overruns += 1
         self._spent += actual
+        self._gap_sum += max(0.0, reservation.amount - float(actual))
+        self._settled += 1
         self._by_purpose[reservation.purpose] = self._by_purpose.get(reservation.purpose, Fraction(0)) + actual
         self._episode_spend[reservation.age] = self._episode_spend.get(reservation.age, 0.0) + float(actual)
         self._serve_waiting()

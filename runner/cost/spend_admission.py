@@ -12,6 +12,9 @@ flight and no other waiting start fits (a smaller one, a single test episode bes
 then nothing can change the estimate, and the run stops dispatching. Before any episode has
 finished there is no estimate: as many episodes start as there are call slots (each then runs at full
 speed, so the first finish soon), and none once a call has had to wait for room.
+The room must also hold, beside that spend, what the episodes' calls in flight reserve beyond their cost
+(`Budget.mean_gap`, one call per episode, at most `parallel` at once): without it the episodes near the
+cap take turns for room, one call at a time, and a batched run waits out a batch's latency per turn.
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ retail return of four items against one), and an episode left unfinished is mone
 
 
 class SpendAdmission:
-    def __init__(self, budget: Budget | None, first: int = 32) -> None:
-        """`first`: how many episodes may run before one has finished (the run's call slots)."""
+    def __init__(self, budget: Budget | None, first: int = 32, parallel: int | None = None) -> None:
+        """`first`: how many episodes may run before one has finished (the run's call slots); `parallel`:
+        the most calls in flight at once (the call slots; None: no bound, a batched run's items)."""
         self._budget = budget
         self._first = first
+        self._parallel = parallel
         self._ages = itertools.count(1)
         self._in_flight: set[int] = set()
         self._costs: list[float] = []
@@ -94,7 +99,10 @@ class SpendAdmission:
         owed = sum((self._residual(spent) if (spent := budget.episode_spend(age)) else fresh)
                    for age in self._in_flight)
         owed += len(self._in_flight) * overhead + (count + self._promised) * (fresh + overhead)
-        return budget.cap - budget.spent >= MARGIN * owed
+        calls = len(self._in_flight) + self._promised + count
+        if self._parallel is not None:
+            calls = min(calls, self._parallel)
+        return budget.cap - budget.spent >= MARGIN * owed + calls * budget.mean_gap
 
     def _residual(self, spent: float) -> float:
         """What an episode that spent `spent` so far is expected to spend yet (see the module's note)."""

@@ -28,7 +28,9 @@ class BudgetStop:
     """Whether a new episode fits under the cap; each episode's start order for the budget."""
 
     def __post_init__(self) -> None:
-        self.spend = SpendAdmission(self.clients.budget, self.clients.concurrency)
+        # A batched run's test calls hold no call slot: any number of them may hold room at once.
+        parallel = None if self.clients.batcher is not None else self.clients.concurrency
+        self.spend = SpendAdmission(self.clients.budget, self.clients.concurrency, parallel)
         self.stop.on_request.append(self.spend.close)  # a start waiting for room gives up at any stop
 
     async def may_start(self, episodes: int, wanted: Callable[[], bool] = lambda: True) -> bool:

@@ -151,3 +151,22 @@ async def test_call_slots_go_to_the_oldest_episode_first_within_a_priority() -> 
         await wait_until(lambda: limiter.waiting == 4)
         release.set()
     assert order == [99, 0, 3, 5, 7]  # a method's own call (age 0) first, then by the episodes' start
+
+
+def test_the_room_also_holds_what_each_episode_s_next_call_reserves_beyond_its_cost() -> None:
+    """Episodes near the cap must not take turns for room, one call at a time (a batched run would wait
+    out a batch's latency per turn): each episode in flight needs its next call's reservation to fit."""
+    for parallel in (None, 2):  # None: no bound on calls in flight (a batched run's items); 2: two call slots
+        budget = Budget(100.0)
+        spend = SpendAdmission(budget, parallel=parallel)
+        for reserved in (4.0, 8.0):  # two finished episodes, each one call costing 2.0
+            token = EPISODE_AGE.set(age := spend.begin())
+            budget.settle(budget.reserve(reserved), 2.0)
+            EPISODE_AGE.reset(token)
+            spend.ended(age, finished=True)
+        assert budget.mean_gap == pytest.approx(4.0)  # (2 + 6) / 2 held beyond the cost
+        left = budget.cap - budget.spent  # 96
+        # n new episodes: MARGIN x 2.0 n for their spend, plus 4.0 for each call that may hold room at once.
+        most = max(n for n in range(1, 100) if MARGIN * 2.0 * n + 4.0 * min(n, parallel or n) <= left)
+        assert spend.fits(most) and not spend.fits(most + 1)
+    assert most > 30  # with two slots, far more than 96 / (MARGIN x 2 + 4) = 14 fit
