@@ -16,17 +16,24 @@ from runner.cost.projection import ProjectedRow
 __all__ = ["cap_buys"]
 
 
-def cap_buys(rows: Sequence[ProjectedRow], cap: float, windows: int, what: str = "cap") -> str:
+def cap_buys(rows: Sequence[ProjectedRow], cap: float, windows: Sequence[int], what: str = "cap") -> str:
     """One sentence: how many of the projected episodes (and windows of each stream) `cap` pays for.
-    `what`: how the money is named ('cap', 'the money left')."""
+    `windows`: each stream's window count; `what`: how the money is named ('cap', 'the money left')."""
     cost = sum(r.projected_usd if r.batched_usd is None else r.batched_usd for r in rows)
     episodes = sum(r.episodes for r in rows)
     if cost <= 0 or cap >= cost:
         return f"The {usd(cap)} {what} pays for the whole projected sweep ({episodes:,} episodes, {usd(cost)})."
     share = cap / cost
-    bought = int(share * episodes)
-    first = int(share * windows)
-    reach = (f"about the first {first} of each stream's {windows} windows" if first else
-             f"less than the first of each stream's {windows} windows")
-    return (f"The {usd(cap)} {what} buys about {bought:,} of the projected sweep's {episodes:,} episodes "
-            f"({100 * share:.0f}% of {usd(cost)}): {reach}.")
+    return (f"The {usd(cap)} {what} buys about {int(share * episodes):,} of the projected sweep's {episodes:,} "
+            f"episodes ({100 * share:.0f}% of {usd(cost)}): {_reach(share, windows)}.")
+
+
+def _reach(share: float, windows: Sequence[int]) -> str:
+    """How far into its windows each stream gets (streams of unequal length each get their share)."""
+    counts = sorted(set(windows))
+    if len(counts) == 1:
+        first = int(share * counts[0])
+        return (f"about the first {first} of each stream's {counts[0]} windows" if first else
+                f"less than the first of each stream's {counts[0]} windows")
+    return (f"about the first {100 * share:.0f}% of each stream's windows (streams have "
+            f"{counts[0]} to {counts[-1]})")

@@ -208,7 +208,7 @@ async def estimate_command(journal: Path, run_id: str | None, models: Sequence[s
     head = f"Estimate of the full sweep from run {run.run_id} ({', '.join(names)}); nothing is sent."
     buys = ""
     if budget is not None:
-        buys = "\n" + wrap_prose(cap_buys(rows, budget, max(len(s.windows()) for s in streams)), width)
+        buys = "\n" + wrap_prose(cap_buys(rows, budget, [len(s.windows()) for s in streams]), width)
     return (wrap_prose(head, width) + "\n" + render_projection(rows, width) + buys
             + wrap_prose(offline_note(models, methods), width))
 

@@ -95,7 +95,7 @@ async def pilot_projection(journal: Journal, run_id: str, streams: Sequence[Stre
         verdict = "fits" if high <= left else ("may NOT fit" if projected <= left else "does NOT fit")
         line += f"; it {verdict} the ${left:.2f} left of the ${config.budget:.2f} budget."
         if verdict != "fits":
-            line += " " + cap_buys(rows, left, max(len(s.windows()) for s in streams), "left")
+            line += " " + cap_buys(rows, left, [len(s.windows()) for s in streams], "left")
     if status == "budget_exhausted":  # the cap ended it with work left: a higher one runs the rest
         resume = f"shiftbench resume {run_id}{journal_flag(journal.path)}"
         line += f" `{resume} --budget HIGHER` runs it on with a higher cap."

@@ -14,7 +14,9 @@ from bench.mock_cache import Billed, PrefixCache
 from bench.mock_provider import serve_mock, tool_loop
 from runner.cli import main
 from runner.config.settings import SweepConfig
+from runner.cost.cap_buys import cap_buys
 from runner.cost.pricing import default_prices
+from runner.cost.projection import ProjectedRow
 from runner.journal import read_only
 from runner.report import build_report
 from runner.schedule.sweep import start_sweep
@@ -212,3 +214,10 @@ def test_a_pilot_of_a_noisy_scripted_model_is_priced_not_left_out(
     assert "no price" not in out and "Offline: the scripted models cost nothing" in out
     assert main(["estimate", "--journal", str(journal)]) == 0
     assert capsys.readouterr().out.count("scripted:noisy=0.3  blind") == 1
+
+
+def test_streams_of_unequal_length_are_each_said_to_get_their_share_of_windows() -> None:
+    row = ProjectedRow("m", "blind", "m", 400, 10, 3.0, 100.0, None, 0.01, 4.0, 3.0, 5.0, 4.0, 3.0, 5.0)
+    assert "about the first 2 of each stream's 8 windows" in cap_buys([row], 1.0, [8, 8])
+    unequal = cap_buys([row], 1.0, [4, 8])  # a quarter: 1 of 4 windows, 2 of 8: no one count is true
+    assert "about the first 25% of each stream's windows (streams have 4 to 8)" in unequal
