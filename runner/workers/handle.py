@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
@@ -215,8 +215,11 @@ class WorkerMethod:
         return self._texts(reply)
 
     def _sent(self, tasks: Sequence[Task]) -> list[dict[str, Any]]:
-        return [{**asdict(task.view()), **({"labels": [task.split, task.window]} if self.labelled else {})}
-                for task in tasks]
+        # A view's fields are flat (str, int): its __dict__ is what asdict would build, without asdict's
+        # recursive copy (the largest runner-side cost of a serving round trip in a profile).
+        if self.labelled:
+            return [{**vars(task.view()), "labels": [task.split, task.window]} for task in tasks]
+        return [vars(task.view()) for task in tasks]
 
     def _texts(self, reply: Mapping[str, Any]) -> list[str]:
         for seconds in reply["seconds"]:
