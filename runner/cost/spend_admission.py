@@ -15,6 +15,7 @@ speed, so the first finish soon), and none once a call has had to wait for room.
 The room must also hold, beside that spend, what the episodes' calls in flight reserve beyond their cost
 (`Budget.mean_gap`, one call per episode, at most `parallel` at once): without it the episodes near the
 cap take turns for room, one call at a time, and a batched run waits out a batch's latency per turn.
+A batched test episode (`--batch tests`) also needs `BATCH_TAIL` of the cap left unspent: see there.
 """
 
 from __future__ import annotations
@@ -27,11 +28,19 @@ import anyio
 
 from runner.cost.budget import Budget
 
-__all__ = ["MARGIN", "SpendAdmission"]
+__all__ = ["BATCH_TAIL", "MARGIN", "SpendAdmission"]
 
 MARGIN = 1.25
 """How much more than the expected spend the room must hold: episodes vary about their expectation (a
 retail return of four items against one), and an episode left unfinished is money spent for nothing."""
+
+
+BATCH_TAIL = 0.03
+"""The share of the cap below which no batched test episode starts. A batch round can spend at most the
+room left times an item's cost over its worst case (1/40 with 4,096 output tokens allowed and 100 used),
+so near the cap each round buys a few episodes: on the mock, the last 2.5% of a 50% cap took 87 rounds
+(each a batch's latency: minutes to hours at a provider) for 3% more episodes. A resume with a higher cap
+goes on; a `--max-tokens` near the replies' length makes each round buy more."""
 
 
 class SpendAdmission:
@@ -51,24 +60,28 @@ class SpendAdmission:
         self._promised = 0
         """Episodes admitted and not yet begun (a block's, between its admission and its episodes)."""
         self._ended = anyio.Event()
-        self._waiting: Counter[int] = Counter()
-        """Admissions waiting, by how many episodes each would start."""
+        self._waiting: Counter[tuple[int, bool]] = Counter()
+        """Admissions waiting, by how many episodes each would start and whether they are batched."""
         self._closed = False
 
-    async def admit(self, count: int = 1) -> bool:
+    async def admit(self, count: int = 1, batched: bool = False) -> bool:
         """Wait until `count` new episodes fit beside the ones in flight: True; False when they do not
-        fit and no episode is in flight to end, or once `close`d."""
-        while not self._closed and not self.fits(count):
-            if not self._in_flight and not self._promised and not any(self.fits(c) for c in self._waiting):
+        fit and no episode is in flight to end, or once `close`d. `batched`: test episodes whose calls
+        go in provider batches (`BATCH_TAIL`)."""
+        start = (count, batched)
+        while not self._closed and not self.fits(*start):
+            if batched and self.in_batch_tail:
+                return False  # spend only grows: waiting would not change it
+            if not self._in_flight and not self._promised and not any(self.fits(*w) for w in self._waiting):
                 self._wake()  # the others waiting look again: none of them fits either
                 return False
-            self._waiting[count] += 1
+            self._waiting[start] += 1
             try:
                 await self._ended.wait()
             finally:
-                self._waiting[count] -= 1
-                if not self._waiting[count]:
-                    del self._waiting[count]
+                self._waiting[start] -= 1
+                if not self._waiting[start]:
+                    del self._waiting[start]
         if self._closed:
             return False
         self._promised += count
@@ -88,10 +101,12 @@ class SpendAdmission:
         self._ended.set()
         self._ended = anyio.Event()
 
-    def fits(self, count: int = 1) -> bool:
+    def fits(self, count: int = 1, batched: bool = False) -> bool:
         budget = self._budget
         if budget is None:
             return True
+        if batched and self.in_batch_tail:
+            return False
         if not self._costs:
             return not budget.waited and len(self._in_flight) + self._promised + count <= max(self._first, count)
         overhead = budget.episode_spend(0) / len(self._costs)
@@ -130,6 +145,16 @@ class SpendAdmission:
             bisect.insort(self._costs, spent)
             self._stale = True
         self._wake()
+
+    def waiting(self, count: int, batched: bool = False) -> int:
+        """Admissions of `count` episodes waiting now."""
+        return self._waiting[(count, batched)]
+
+    @property
+    def in_batch_tail(self) -> bool:
+        """Less than `BATCH_TAIL` of the cap is left unspent: no batched test episode starts."""
+        budget = self._budget
+        return budget is not None and budget.cap - budget.spent < BATCH_TAIL * budget.cap
 
     @property
     def in_flight(self) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from runner.common.money import usd
 from runner.cost.budget import BudgetExhausted
-from runner.cost.spend_admission import SpendAdmission
+from runner.cost.spend_admission import BATCH_TAIL, SpendAdmission
 from runner.journal import Batch, Journal
 from runner.models.stack import ClientStack
 from runner.schedule.stop_control import StopControl
@@ -33,12 +33,13 @@ class BudgetStop:
         self.spend = SpendAdmission(self.clients.budget, self.clients.concurrency, parallel)
         self.stop.on_request.append(self.spend.close)  # a start waiting for room gives up at any stop
 
-    async def may_start(self, episodes: int, wanted: Callable[[], bool] = lambda: True) -> bool:
+    async def may_start(self, episodes: int, wanted: Callable[[], bool] = lambda: True, batched: bool = False) -> bool:
         """Whether `episodes` new episodes may start under the cap, waiting for episodes in flight to
         end while they do not fit; when they cannot, the run stops dispatching
         (`runner.cost.spend_admission`). `wanted`: whether they are still to start after the wait
-        (their stream's method may have failed meanwhile)."""
-        if await self.spend.admit(episodes):
+        (their stream's method may have failed meanwhile); `batched`: test episodes whose calls go in
+        provider batches."""
+        if await self.spend.admit(episodes, batched):
             if not self.stop.requested and wanted():
                 return True
             self.spend.withdraw(episodes)
@@ -47,6 +48,10 @@ class BudgetStop:
             return False
         budget = self.clients.budget
         assert budget is not None  # without a cap every episode may start
+        if batched and self.spend.in_batch_tail:
+            await self._stopping(f"budget: less than {BATCH_TAIL:.0%} of the cap {usd(budget.cap)} is left; batch "
+                                 "rounds this near the cap buy a few episodes each; resume with a higher cap")
+            return False
         each = f" (about {usd(self.spend.expected_usd)} each)" if self.spend.expected_usd else ""
         await self._stopping(f"budget: the {usd(budget.cap - budget.spent)} left under the cap {usd(budget.cap)} "
                              f"does not pay for another episode{each}; resume with a higher cap")

@@ -305,7 +305,7 @@ class Engine:
 
         async def one(unit: Unit) -> None:
             async with limiter:
-                if not await self._may_start(stream, 1):
+                if not await self._may_start(stream, 1, stream.model in batched):
                     return
                 context = contexts.pop(unit.unit_id)  # a finished episode keeps no context in memory
                 result = await self.attempt(stream, unit.task, context, TEST, unit.unit_id)
@@ -364,12 +364,12 @@ class Engine:
                 await anyio.sleep(RETRY_PAUSE_S * attempt)
         raise AssertionError("unreachable")
 
-    async def _may_start(self, stream: Stream, episodes: int) -> bool:
+    async def _may_start(self, stream: Stream, episodes: int, batched: bool = False) -> bool:
         """Whether `episodes` new episodes of `stream` may start: not stopping, its method not failed, and
-        room under the cap for them beside the episodes in flight."""
+        room under the cap for them beside the episodes in flight (`batched`: test episodes in batches)."""
         if self.stop.requested or stream.stream_id in self.failures:
             return False
-        return await self.budget_stop.may_start(episodes, lambda: stream.stream_id not in self.failures)
+        return await self.budget_stop.may_start(episodes, lambda: stream.stream_id not in self.failures, batched)
 
     def episode_rows(self, batch: Batch, stream: Stream, task: Task, result: EpisodeResult,
                      unit_id: str | None = None) -> None:

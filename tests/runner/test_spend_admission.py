@@ -9,7 +9,7 @@ import pytest
 
 from runner.common.episode_age import EPISODE_AGE
 from runner.cost.budget import Budget
-from runner.cost.spend_admission import MARGIN, SpendAdmission
+from runner.cost.spend_admission import BATCH_TAIL, MARGIN, SpendAdmission
 from runner.providers.priority import TEST, PriorityLimiter
 from tests.runner.test_budget import wait_until
 
@@ -69,7 +69,7 @@ async def test_a_start_that_does_not_fit_waits_for_an_episode_to_end_then_starts
 
     async with anyio.create_task_group() as group:
         group.start_soon(start)
-        await wait_until(lambda: spend._waiting[3] == 1)
+        await wait_until(lambda: spend.waiting(3) == 1)
         assert admitted == []
         for age in ages[:4]:
             spend.ended(age, finished=True)  # each cost 0.5: the estimate now owes less for the rest
@@ -89,14 +89,14 @@ async def test_a_block_waits_while_a_smaller_start_fits_and_gives_up_once_nothin
 
     async with anyio.create_task_group() as group:
         group.start_soon(start, "block", 3)  # (0.8 + 3 x 1.0) x 1.25 = 4.75 > 2.8: waits
-        await wait_until(lambda: spend._waiting[3] == 1)
+        await wait_until(lambda: spend.waiting(3) == 1)
         group.start_soon(start, "test", 1)  # (0.8 + 1.0) x 1.25 = 2.25 fits: starts beside it
         await wait_until(lambda: "test" in outcomes)
         assert outcomes == {"test": True}
         spend.ended(running, finished=True)  # nothing in flight, but the test episode is yet to begin
         for _ in range(20):  # the block wakes and looks again: the promised start keeps it waiting
             await anyio.lowlevel.checkpoint()
-        assert "block" not in outcomes and spend._waiting[3] == 1
+        assert "block" not in outcomes and spend.waiting(3) == 1
         tested = _spend_in_flight(spend, budget, 1.0)
         spend.ended(tested, finished=True)  # 1.8 left; 3 x mean(0.2, 1, 1) x 1.25 = 2.75: never fits
         await wait_until(lambda: "block" in outcomes)
@@ -116,7 +116,7 @@ async def test_a_stop_releases_every_start_waiting_and_refuses_later_ones() -> N
     async with anyio.create_task_group() as group:
         for _ in range(3):
             group.start_soon(start)
-        await wait_until(lambda: spend._waiting[1] == 3)
+        await wait_until(lambda: spend.waiting(1) == 3)
         spend.close()
     assert outcomes == [False, False, False] and not await spend.admit(1)
 
@@ -170,3 +170,21 @@ def test_the_room_also_holds_what_each_episode_s_next_call_reserves_beyond_its_c
         most = max(n for n in range(1, 100) if MARGIN * 2.0 * n + 4.0 * min(n, parallel or n) <= left)
         assert spend.fits(most) and not spend.fits(most + 1)
     assert most > 30  # with two slots, far more than 96 / (MARGIN x 2 + 4) = 14 fit
+
+
+async def test_no_batched_test_episode_starts_once_less_than_the_batch_tail_of_the_cap_is_left() -> None:
+    budget = Budget(100.0)
+    spend = SpendAdmission(budget)
+    _finish(spend, budget, 0.01)
+    # An episode in flight (a live start that does not fit would wait for it) spends up to the tail and
+    # a cent: batched starts still fit.
+    in_flight = _spend_in_flight(spend, budget, (1 - BATCH_TAIL) * budget.cap - budget.spent - 0.01)
+    assert spend.fits(1, batched=True) and await spend.admit(1, batched=True)
+    token = EPISODE_AGE.set(spend.begin())
+    budget.settle(budget.reserve(0.02), 0.02)  # now a cent under it
+    EPISODE_AGE.reset(token)
+    assert budget.cap - budget.spent == pytest.approx(BATCH_TAIL * budget.cap - 0.01)
+    assert not spend.fits(1, batched=True) and spend.fits(1)  # a live start still fits the room
+    with anyio.fail_after(5):  # refused at once, although episodes are in flight that could end
+        assert not await spend.admit(1, batched=True)
+    assert spend.in_flight == 2 and in_flight
