@@ -26,6 +26,8 @@ class BudgetStop:
     clients: ClientStack
     spend: SpendAdmission = field(init=False)
     """Whether a new episode fits under the cap; each episode's start order for the budget."""
+    why: str = field(init=False, default="")
+    """What the run's closing line adds to "budget cap reached" (the batch tail)."""
 
     def __post_init__(self) -> None:
         # A batched run's test calls hold no call slot: any number of them may hold room at once.
@@ -49,6 +51,7 @@ class BudgetStop:
         budget = self.clients.budget
         assert budget is not None  # without a cap every episode may start
         if batched and self.spend.in_batch_tail:
+            self.why = f" (no batched test episode starts with less than {BATCH_TAIL:.0%} of it left)"
             await self._stopping(f"budget: less than {BATCH_TAIL:.0%} of the cap {usd(budget.cap)} is left; batch "
                                  "rounds this near the cap buy a few episodes each; resume with a higher cap")
             return False

@@ -311,8 +311,9 @@ async def _drive(journal: Journal, run_id: str, config: SweepConfig, streams: li
         status, reason = await settle_failures(journal, run_id, engine.failures, before, status, reason)
         if status == "budget_exhausted" and budget is not None:
             # Said once everything in flight has settled: the spend the run really ended at.
-            reason = (f"budget cap {usd(budget.cap)} reached: ${budget.spent:.4f} spent in all; resume with a "
-                      f"higher cap (`shiftbench resume {run_id} --budget USD{journal_flag(journal.path)}`)")
+            again = f"`shiftbench resume {run_id} --budget USD{journal_flag(journal.path)}`"
+            reason = (f"budget cap {usd(budget.cap)} reached{engine.budget_stop.why}: ${budget.spent:.4f} spent in "
+                      f"all; resume with a higher cap ({again})")
     except JournalFull as full:
         stopped = stopped_by_full_disk(full, run_id)
         status, reason = "interrupted", str(stopped)

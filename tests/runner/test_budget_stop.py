@@ -1,0 +1,37 @@
+"""How a capped run stops starting episodes (runner.schedule.budget_stop): the batch tail's stop, said
+from the moment it is requested and in the run's closing line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner.cost.budget import Budget
+from runner.cost.spend_admission import BATCH_TAIL
+from runner.display.progress import RunProgress
+from runner.journal import open_journal
+from runner.models.stack import ClientStack
+from runner.schedule.budget_stop import BudgetStop
+from runner.schedule.stop_control import StopControl
+
+
+async def test_a_batched_test_episode_in_the_batch_tail_stops_the_run_and_says_why(tmp_path: Path) -> None:
+    budget = Budget(100.0, spent=100.0 * (1 - BATCH_TAIL) + 0.01)  # a cent under the tail left
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        clients = ClientStack("r1", journal, RunProgress("r1", str(tmp_path)), {}, {}, budget, 4, 4)
+        stop = StopControl()
+        budget_stop = BudgetStop("r1", journal, stop, clients)
+        assert budget_stop.spend.fits(1)  # a live episode still fits what is left ...
+        assert not await budget_stop.may_start(1, batched=True)  # ... a batched one does not
+    assert stop.requested and stop.status == "budget_exhausted"
+    assert f"less than {BATCH_TAIL:.0%} of the cap $100.00 is left" in stop.reason
+    assert budget_stop.why == f" (no batched test episode starts with less than {BATCH_TAIL:.0%} of it left)"
+
+
+async def test_a_live_start_that_fits_is_not_held_to_the_batch_tail(tmp_path: Path) -> None:
+    budget = Budget(100.0, spent=100.0 * (1 - BATCH_TAIL) + 0.01)
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        stop = StopControl()
+        clients = ClientStack("r1", journal, RunProgress("r1", str(tmp_path)), {}, {}, budget, 4, 4)
+        budget_stop = BudgetStop("r1", journal, stop, clients)
+        assert await budget_stop.may_start(1)
+    assert not stop.requested and budget_stop.why == ""
