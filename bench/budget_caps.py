@@ -5,11 +5,16 @@ The mock answers as the offline scripted agent would (`bench.sweep_cost.scripted
 the provider's prompt cache would, priced at `openai:gpt-5-mini`'s published live and batch prices, 32
 calls in flight. For each mode the uncapped run is measured first; its journal gives the sweep's cost
 and, for every cap, the perfect-information stop: the most whole episodes, taken in the order the
-uncapped run finished them, whose own cost plus the run's spend outside episodes (method and probe
-calls) up to that point fits the cap. Each capped run is then compared with it:
+uncapped run started them (the run's order: a stop that knew every episode's cost would stop starting
+episodes at the last one whose cost fits), whose own cost plus the run's spend outside episodes (method
+and probe calls) before it fits the cap. The same count in the order the uncapped run *finished* them is
+reported beside it: that order puts the short, cheap episodes first (an episode started early but long
+finishes late), so it asks for more episodes than any stop in the run's order can finish. Each capped
+run is then compared with them:
 
 - spent / cap: what the capped run's journal holds as spent, over the cap (goal: at least 90%);
-- finished / perfect: its whole episodes over the perfect-information stop's (goal: at least 90%);
+- finished / perfect: its whole episodes over the perfect-information stop's (goal: at least 90%), and
+  over the finish-order count;
 - committed money (spent, as journaled) never over the cap.
 
 `--kills N` measures instead what the provider billed under a cap across N kills: `shiftbench run` as a
@@ -18,7 +23,7 @@ times, then resumed to its end; the mock tallies every answer it produced, price
 process had in flight count although its journal never recorded them.
 
     python -m bench.budget_caps [--caps 10,25,50,75,90] [--modes live,batch] [--pilot N]
-                                [--methods blind,oracle,tabular] [--scenarios ...] [--json FILE]
+                                [--methods blind,oracle,tabular] [--scenarios ...] [--json FILE] [--keep DIR]
     python -m bench.budget_caps --kills 20 [--caps 50] [--pilot 4]
 """
 
@@ -66,6 +71,9 @@ class CapRow:
     spent_usd: float
     finished: int
     perfect: int
+    """The perfect-information stop in the uncapped run's start order."""
+    perfect_by_finish: int
+    """The same in the order the uncapped run finished its episodes (cheap ones first)."""
     status: str
     wall_s: float
 
@@ -77,23 +85,30 @@ class CapRow:
     def finished_share(self) -> float:
         return self.finished / self.perfect if self.perfect else 1.0
 
+    @property
+    def finish_order_share(self) -> float:
+        return self.finished / self.perfect_by_finish if self.perfect_by_finish else 1.0
 
-async def perfect_stop(journal: Path, run_id: str, cap: float) -> int:
-    """The most whole episodes of the journal's run, in the order they finished, that `cap` pays for: each
-    episode's own calls, plus every call outside an episode (methods, probes) made before it finished."""
+
+async def perfect_stop(journal: Path, run_id: str, cap: float, order: str = "started") -> int:
+    """The most whole episodes of the journal's run that `cap` pays for, taken in the order they started
+    (`order="started"`) or finished: each episode's own calls, plus every call outside an episode
+    (methods, probes) made before it started (or finished)."""
     async with read_only(journal) as reader:
-        episodes = sorted(await reader.episode_figures(run_id), key=lambda e: e.finished_at)
+        figures = await reader.episode_figures(run_id)
         calls = await reader.model_calls(run_id)
+    # An episode's latency is its wall time from its start to its end.
+    moment = {e.unit_id: e.finished_at - (e.latency_s if order == "started" else 0.0) for e in figures}
     by_unit: dict[str, float] = {}
     for call in calls:
         by_unit[call.unit_id] = by_unit.get(call.unit_id, 0.0) + call.cost_usd
     outside = sorted((c.created_at, c.cost_usd) for c in calls if c.purpose in ("method", "probe"))
     spent, count, later = 0.0, 0, 0
-    for episode in episodes:
-        while later < len(outside) and outside[later][0] <= episode.finished_at:
+    for unit in sorted(moment, key=moment.__getitem__):
+        while later < len(outside) and outside[later][0] <= moment[unit]:
             spent += outside[later][1]
             later += 1
-        cost = by_unit.get(episode.unit_id, 0.0)
+        cost = by_unit.get(unit, 0.0)
         if spent + cost > cap:
             break
         spent += cost
@@ -138,8 +153,9 @@ def measure(suite: Path, folder: Path, mode: str, shares: Sequence[float], args:
         journal = folder / f"{mode}-{share:.2f}.sqlite"
         run_id, status, wall = anyio.run(_sweep, suite, journal, mode, args, cap)
         spent, finished = anyio.run(_journaled, journal, run_id)
-        perfect = anyio.run(perfect_stop, free, free_run, cap)
-        rows.append(CapRow(mode, share, cap, spent, finished, perfect, status, wall))
+        perfect = anyio.run(perfect_stop, free, free_run, cap, "started")
+        by_finish = anyio.run(perfect_stop, free, free_run, cap, "finished")
+        rows.append(CapRow(mode, share, cap, spent, finished, perfect, by_finish, status, wall))
         print(render([rows[-1]], full), flush=True)
     return full, rows
 
@@ -215,11 +231,12 @@ def _cli(folder: Path, base_url: str, kind: str, price: Price, args: argparse.Na
 
 
 def render(rows: Sequence[CapRow], full: float) -> str:
-    lines = [f"| mode | cap (of ${full:.2f}) | spent / cap | finished / perfect-information stop | over cap | "
-             "status | wall |", "|---|---:|---:|---:|---|---|---:|"]
+    lines = [f"| mode | cap (of ${full:.2f}) | spent / cap | finished / perfect-information stop | "
+             "finished / finish-order count | over cap | status | wall |", "|---|---:|---:|---:|---:|---|---|---:|"]
     for r in rows:
         lines.append(f"| {r.mode} | {100 * r.share:.0f}% (${r.cap_usd:.2f}) | {100 * r.spent_share:.1f}% | "
                      f"{r.finished:,} / {r.perfect:,} ({100 * r.finished_share:.1f}%) | "
+                     f"{r.finished:,} / {r.perfect_by_finish:,} ({100 * r.finish_order_share:.1f}%) | "
                      f"{'OVER' if r.spent_usd > r.cap_usd else 'no'} | {r.status} | {r.wall_s:.0f} s |")
     return "\n".join(lines)
 
@@ -235,12 +252,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
     parser.add_argument("--kills", type=int, default=0, help="kill and resume a capped run this many times")
     parser.add_argument("--seed", type=int, default=0, help="the kills' random moments")
+    parser.add_argument("--keep", type=Path, help="keep the runs' journals in this folder (default: a temporary one)")
     args = parser.parse_args(argv)
     shares = [float(c) / 100 for c in args.caps.split(",")]
     os.environ.setdefault("OPENAI_API_KEY", _KEY)  # the loopback mock's; nothing leaves the machine
     out: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="budget-caps-") as tmp:
-        folder = Path(tmp)
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         suite = folder / "suite"
         build_suite(suite)
         if args.kills:
