@@ -27,7 +27,8 @@ class BudgetStop:
     spend: SpendAdmission = field(init=False)
     """Whether a new episode fits under the cap; each episode's start order for the budget."""
     why: str = field(init=False, default="")
-    """What the run's closing line adds to "budget cap reached" (the batch tail)."""
+    """What the run's closing line adds to "budget cap reached": why the run stopped starting episodes
+    (the journaled reason is replaced by that line once everything in flight has settled)."""
 
     def __post_init__(self) -> None:
         # A batched run's test calls hold no call slot: any number of them may hold room at once.
@@ -55,13 +56,18 @@ class BudgetStop:
             await self._stopping(f"budget: less than {BATCH_TAIL:.0%} of the cap {usd(budget.cap)} is left; batch "
                                  "rounds this near the cap buy a few episodes each; resume with a higher cap")
             return False
-        each = f" (about {usd(self.spend.expected_usd)} each)" if self.spend.expected_usd else ""
-        await self._stopping(f"budget: the {usd(budget.cap - budget.spent)} left under the cap {usd(budget.cap)} "
-                             f"does not pay for another episode{each}; resume with a higher cap")
+        expected = self.spend.expected_usd
+        each = f"about {usd(expected)} each" if expected else ""
+        left = usd(budget.cap - budget.spent)
+        self.why = f" (the {left} left did not pay for another episode{f', {each}' if each else ''})"
+        await self._stopping(f"budget: the {left} left under the cap {usd(budget.cap)} does not pay for another "
+                             f"episode{f' ({each})' if each else ''}; resume with a higher cap")
         return False
 
     async def refused(self, refusal: BudgetExhausted) -> None:
         """A call was refused: its episode ends unsent and not journaled (it runs again on resume)."""
+        if not self.stop.requested:
+            self.why = f" (a call's worst case {usd(refusal.needed)} did not fit beside what was spent and in flight)"
         await self._stopping(str(refusal))
 
     async def _stopping(self, reason: str) -> None:

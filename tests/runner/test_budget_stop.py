@@ -1,11 +1,14 @@
-"""How a capped run stops starting episodes (runner.schedule.budget_stop): the batch tail's stop, said
-from the moment it is requested and in the run's closing line."""
+"""How a capped run stops starting episodes (runner.schedule.budget_stop): why it stopped (the batch tail,
+room short of an episode, a refused call), said from the moment it is requested and in the run's
+closing line."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from runner.cost.budget import Budget
+import pytest
+
+from runner.cost.budget import Budget, BudgetExhausted
 from runner.cost.spend_admission import BATCH_TAIL
 from runner.display.progress import RunProgress
 from runner.journal import open_journal
@@ -35,3 +38,29 @@ async def test_a_live_start_that_fits_is_not_held_to_the_batch_tail(tmp_path: Pa
         budget_stop = BudgetStop("r1", journal, stop, clients)
         assert await budget_stop.may_start(1)
     assert not stop.requested and budget_stop.why == ""
+
+
+async def test_a_start_that_does_not_fit_says_in_the_closing_line_what_was_left(tmp_path: Path) -> None:
+    budget = Budget(1.0, spent=0.995)
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        stop = StopControl()
+        clients = ClientStack("r1", journal, RunProgress("r1", str(tmp_path)), {}, {}, budget, 4, 4)
+        budget_stop = BudgetStop("r1", journal, stop, clients)
+        budget.waited = True  # a call has waited for room: no episode starts before one has finished
+        assert not await budget_stop.may_start(1)
+    assert stop.requested and "the $0.0050 left under the cap $1.00 does not pay for another episode;" in stop.reason
+    assert budget_stop.why == " (the $0.0050 left did not pay for another episode)"
+
+
+async def test_a_refused_call_says_in_the_closing_line_what_did_not_fit(tmp_path: Path) -> None:
+    budget = Budget(1.0, spent=0.9)
+    async with open_journal(tmp_path / "j.sqlite") as journal:
+        stop = StopControl()
+        clients = ClientStack("r1", journal, RunProgress("r1", str(tmp_path)), {}, {}, budget, 4, 4)
+        budget_stop = BudgetStop("r1", journal, stop, clients)
+        with pytest.raises(BudgetExhausted) as refusal:
+            budget.reserve(0.25)
+        await budget_stop.refused(refusal.value)
+        await budget_stop.refused(BudgetExhausted(0.5, 0.9, 0.0, 1.0))  # a later refusal: the first one stays
+    assert stop.requested and stop.reason == str(refusal.value)
+    assert budget_stop.why == " (a call's worst case $0.25 did not fit beside what was spent and in flight)"
