@@ -53,11 +53,13 @@ from runner.config.prices import Price
 from runner.config.settings import SweepConfig
 from runner.cost.pricing import default_prices
 from runner.journal import JournalError, read_only
+from runner.journal.analysis_queries import EpisodeFigures
+from runner.journal.rows import ModelCallRow
 from runner.schedule.sweep import start_sweep
 from simulators.protocol import SCENARIOS
 from simulators.suite import build_suite
 
-__all__ = ["CapRow", "main", "perfect_stop"]
+__all__ = ["CapRow", "main", "perfect_count", "perfect_stop"]
 
 _KEY = "sk-loopback-budget-caps-0000"
 
@@ -91,12 +93,16 @@ class CapRow:
 
 
 async def perfect_stop(journal: Path, run_id: str, cap: float, order: str = "started") -> int:
-    """The most whole episodes of the journal's run that `cap` pays for, taken in the order they started
-    (`order="started"`) or finished: each episode's own calls, plus every call outside an episode
-    (methods, probes) made before it started (or finished)."""
+    """`perfect_count` of the journal's run."""
     async with read_only(journal) as reader:
-        figures = await reader.episode_figures(run_id)
-        calls = await reader.model_calls(run_id)
+        return perfect_count(await reader.episode_figures(run_id), await reader.model_calls(run_id), cap, order)
+
+
+def perfect_count(figures: Sequence[EpisodeFigures], calls: Sequence[ModelCallRow], cap: float,
+                  order: str = "started") -> int:
+    """The most whole episodes that `cap` pays for, taken in the order they started (`order="started"`)
+    or finished: each episode's own calls, plus every call outside an episode (methods, probes) made
+    before it started (or finished)."""
     # An episode's latency is its wall time from its start to its end.
     moment = {e.unit_id: e.finished_at - (e.latency_s if order == "started" else 0.0) for e in figures}
     by_unit: dict[str, float] = {}

@@ -52,29 +52,29 @@ class BudgetStop:
         budget = self.clients.budget
         assert budget is not None  # without a cap every episode may start
         if batched and self.spend.in_batch_tail:
-            self.why = f" (no batched test episode starts with less than {BATCH_TAIL:.0%} of it left)"
             await self._stopping(f"budget: less than {BATCH_TAIL:.0%} of the cap {usd(budget.cap)} is left; batch "
-                                 "rounds this near the cap buy a few episodes each; resume with a higher cap")
+                                 "rounds this near the cap buy a few episodes each; resume with a higher cap",
+                                 f"no batched test episode starts with less than {BATCH_TAIL:.0%} of it left")
             return False
         expected = self.spend.expected_usd
         each = f"about {usd(expected)} each" if expected else ""
         left = usd(budget.cap - budget.spent)
-        self.why = f" (the {left} left did not pay for another episode{f', {each}' if each else ''})"
         await self._stopping(f"budget: the {left} left under the cap {usd(budget.cap)} does not pay for another "
-                             f"episode{f' ({each})' if each else ''}; resume with a higher cap")
+                             f"episode{f' ({each})' if each else ''}; resume with a higher cap",
+                             f"the {left} left did not pay for another episode{f', {each}' if each else ''}")
         return False
 
     async def refused(self, refusal: BudgetExhausted) -> None:
         """A call was refused: its episode ends unsent and not journaled (it runs again on resume)."""
-        if not self.stop.requested:
-            self.why = f" (a call's worst case {usd(refusal.needed)} did not fit beside what was spent and in flight)"
-        await self._stopping(str(refusal))
+        await self._stopping(str(refusal), f"a call's worst case {usd(refusal.needed)} did not fit beside what was "
+                                           "spent and in flight")
 
-    async def _stopping(self, reason: str) -> None:
+    async def _stopping(self, reason: str, why: str) -> None:
         """The run turns to `stopping: budget` at once, on the dashboard and in the journal (`runs`): no
         new episode starts, and the ones in flight finish, their calls waiting for room as others settle."""
         if self.stop.requested:
-            return
+            return  # the first reason stands
+        self.why = f" ({why})"
         self.stop.request(reason, "budget_exhausted")  # the dashboard shows "stopping" and the reason
         if self.clients.batcher is not None:  # batches outstanding end: their items hold room already
             self.clients.batcher.drain()
