@@ -7,9 +7,10 @@ yields on every send; the protocol keeps the socket in the poller for the worker
 waiting, and parses frames as their bytes arrive. Measured in bench/README.md ("Round trips through a
 protocol").
 
-What the worker may not do through it: flood the runner. Reading pauses while a whole frame waits
-unread (the kernel's buffer then holds the rest, as for a stream read only when asked); a frame
-longer than `MAX_FRAME` or not JSON ends the link with `FrameError`.
+What the worker may not do through it: flood the runner. Reading pauses while more than `HOLD_BYTES`
+of whole frames wait unread (the kernel's buffer then holds the rest, as for a stream read only when
+asked): not at every frame, for pausing and resuming costs two changes to the poller per request; a
+frame longer than `MAX_FRAME` or not JSON ends the link with `FrameError`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ import orjson
 
 from runner.workers.wire import HEADER, MAX_FRAME, FrameError, encode
 
-__all__ = ["FrameLink", "open_link"]
+__all__ = ["HOLD_BYTES", "FrameLink", "open_link"]
+
+HOLD_BYTES = 256 * 1024
+"""Unread frames the runner holds before it stops reading: a reply and a few model calls fit in it."""
 
 
 class FrameLink(asyncio.Protocol):
@@ -36,7 +40,13 @@ class FrameLink(asyncio.Protocol):
     def __init__(self) -> None:
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray()
-        self._frames: deque[dict[str, Any]] = deque()
+        self._frames: deque[tuple[dict[str, Any], int]] = deque()
+        """Whole frames not yet received, each with its length on the wire."""
+        self._held = 0
+        """The bytes of `_frames`."""
+        self._paused = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop's, kept: asking for the running loop costs a system call on Python 3.11 (a fork check)."""
         self._arrived: asyncio.Future[None] | None = None
         self._ended: BaseException | None = None
         """Why no more frames will come (after the queued ones): the peer's end, a broken link, a bad frame."""
@@ -47,6 +57,7 @@ class FrameLink(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's is one in all but its class
+        self._loop = asyncio.get_running_loop()
 
     def data_received(self, data: bytes) -> None:
         self._buffer += data
@@ -57,8 +68,9 @@ class FrameLink(asyncio.Protocol):
             if self._transport is not None:
                 self._transport.abort()
             return
-        if self._frames and self._transport is not None:
-            self._transport.pause_reading()  # a whole frame waits: the rest stays in the kernel's buffer
+        if self._held > HOLD_BYTES and self._transport is not None and not self._paused:
+            self._transport.pause_reading()  # enough waits unread: the rest stays in the kernel's buffer
+            self._paused = True
         self._wake()
 
     def eof_received(self) -> bool:
@@ -71,7 +83,7 @@ class FrameLink(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         if self._writable is None:
-            self._writable = asyncio.get_running_loop().create_future()
+            self._writable = self._running_loop().create_future()
 
     def resume_writing(self) -> None:
         self._release_writers()
@@ -93,20 +105,33 @@ class FrameLink(asyncio.Protocol):
         while not self._frames:
             if self._ended is not None:
                 raise self._ended
-            self._arrived = asyncio.get_running_loop().create_future()
+            self._arrived = self._running_loop().create_future()
             try:
                 await self._arrived
             finally:
                 self._arrived = None
-        frame = self._frames.popleft()
-        if not self._frames and self._transport is not None and self._ended is None:
+        frame, size = self._frames.popleft()
+        self._held -= size
+        if self._paused and self._held <= HOLD_BYTES and self._transport is not None and self._ended is None:
             self._transport.resume_reading()
+            self._paused = False
         return frame
+
+    def abort(self) -> None:
+        """End the link at once, unsent frames dropped (the worker is being stopped)."""
+        if self._transport is not None:
+            self._transport.abort()
+        self._end(anyio.BrokenResourceError())
 
     async def aclose(self) -> None:
         if self._transport is not None:
             self._transport.close()
         self._end(anyio.ClosedResourceError())
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the link runs on (for timers on it, without asking for the running loop)."""
+        return self._running_loop()
 
     # ------------------------------------------------------------------------------------- inside
 
@@ -120,10 +145,16 @@ class FrameLink(asyncio.Protocol):
                 return
             body = bytes(memoryview(self._buffer)[HEADER.size:end])
             del self._buffer[:end]
+            self._held += end
             try:
-                self._frames.append(orjson.loads(body))
+                self._frames.append((orjson.loads(body), end))
             except orjson.JSONDecodeError as exc:
                 raise FrameError(f"a frame that is not JSON ({exc})") from None
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
 
     def _end(self, why: BaseException) -> None:
         if self._ended is None:

@@ -104,18 +104,34 @@ class Worker:
     async def _exchange(self, call: str, message: Mapping[str, Any], limit_s: float,
                         calls: anyio.abc.TaskGroup | None,
                         refusal: _Refusal) -> tuple[dict[str, Any] | None, MethodFailure | None]:
-        """(the reply, None) or (None, why there is none): the request sent and answered within `limit_s`."""
+        """(the reply, None) or (None, why there is none): the request sent and answered within `limit_s`.
+
+        The limit is a timer that cuts the link, not a cancel scope: a worker past its limit is stopped
+        anyway, and a scope around each of a sweep's ~5,000 learns cost the runner a third of a round
+        trip's time (bench/README.md, "A timer for the limit")."""
+        late: list[bool] = []
+
+        def time_up() -> None:
+            late.append(True)
+            self.frames.abort()  # what waits on the link (the send, the reply) ends now
+
+        timer = self.frames.loop.call_later(limit_s, time_up)
+        reply: dict[str, Any] | None = None
         try:
-            with anyio.fail_after(limit_s):
-                await self.frames.send({**message, "id": self._next})
-                return await self._reply(calls, refusal), None
-        except TimeoutError:
+            await self.frames.send({**message, "id": self._next})
+            reply = await self._reply(calls, refusal)
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, FrameError, OSError):
+            pass
+        finally:
+            timer.cancel()
+        if late:  # a reply that came with the limit passed is not taken: the link is cut already
             failure = MethodFailure(call, f"took longer than its limit of {limit_s:g} s (the worker was "
                                           "stopped; --method-learn-limit or --method-context-limit raises it)")
             await self.kill(failure)
             return None, failure
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, FrameError, OSError):
+        if reply is None:
             return None, await self._died(call)
+        return reply, None
 
     def with_output(self, failure: MethodFailure) -> MethodFailure:
         """`failure` with the last lines the method printed, for its author to read in `show`."""
@@ -137,16 +153,24 @@ class Worker:
     async def _answer(self, frame: Mapping[str, Any], refusal: _Refusal) -> None:
         number = frame["call"]
         if self.client is None:
-            await self.frames.send({"answer": number, "refused": "this method's spec says uses_model=False: "
-                                                                   "it has no client"})
+            await self._send_answer({"answer": number, "refused": "this method's spec says uses_model=False: "
+                                                                  "it has no client"})
             return
         try:
             response = await self.client.respond(decode_request(frame["request"]))
         except Exception as exc:  # the runner's (budget, provider, journal): it stops the learn, as itself
             refusal.error = refusal.error or exc
-            await self.frames.send({"answer": number, "refused": str(exc)})
+            await self._send_answer({"answer": number, "refused": str(exc)})
             return
-        await self.frames.send({"answer": number, "response": response})
+        await self._send_answer({"answer": number, "response": response})
+
+    async def _send_answer(self, answer: Mapping[str, Any]) -> None:
+        """An answer for a worker already gone (its limit cut the link, it died) is dropped: the request
+        it belonged to says why it failed, and the call itself is journaled as any other."""
+        try:
+            await self.frames.send(answer)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
 
     async def _died(self, call: str) -> MethodFailure:
         await anyio.to_thread.run_sync(self.process.join, EXIT_WAIT_S)
