@@ -46,7 +46,8 @@ class FrameLink(asyncio.Protocol):
         """The bytes of `_frames`."""
         self._paused = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        """The loop's, kept: asking for the running loop costs a system call on Python 3.11 (a fork check)."""
+        """Kept from `connection_made`: asking for the running loop costs a system call on Python 3.11 (its
+        fork check), and a round trip asked for it three times."""
         self._arrived: asyncio.Future[None] | None = None
         self._ended: BaseException | None = None
         """Why no more frames will come (after the queued ones): the peer's end, a broken link, a bad frame."""
@@ -83,7 +84,7 @@ class FrameLink(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         if self._writable is None:
-            self._writable = self._running_loop().create_future()
+            self._writable = self.loop.create_future()
 
     def resume_writing(self) -> None:
         self._release_writers()
@@ -105,7 +106,7 @@ class FrameLink(asyncio.Protocol):
         while not self._frames:
             if self._ended is not None:
                 raise self._ended
-            self._arrived = self._running_loop().create_future()
+            self._arrived = self.loop.create_future()
             try:
                 await self._arrived
             finally:
@@ -131,7 +132,8 @@ class FrameLink(asyncio.Protocol):
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
         """The event loop the link runs on (for timers on it, without asking for the running loop)."""
-        return self._running_loop()
+        assert self._loop is not None, "a link is made by open_link, which connects it"
+        return self._loop
 
     # ------------------------------------------------------------------------------------- inside
 
@@ -150,11 +152,6 @@ class FrameLink(asyncio.Protocol):
                 self._frames.append((orjson.loads(body), end))
             except orjson.JSONDecodeError as exc:
                 raise FrameError(f"a frame that is not JSON ({exc})") from None
-
-    def _running_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            self._loop = asyncio.get_running_loop()
-        return self._loop
 
     def _end(self, why: BaseException) -> None:
         if self._ended is None:

@@ -109,10 +109,11 @@ class Worker:
         The limit is a timer that cuts the link, not a cancel scope: a worker past its limit is stopped
         anyway, and a scope around each of a sweep's ~5,000 learns cost the runner a third of a round
         trip's time (bench/README.md, "A timer for the limit")."""
-        late: list[bool] = []
+        late = False
 
         def time_up() -> None:
-            late.append(True)
+            nonlocal late
+            late = True
             self.frames.abort()  # what waits on the link (the send, the reply) ends now
 
         timer = self.frames.loop.call_later(limit_s, time_up)
